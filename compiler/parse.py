@@ -1,0 +1,316 @@
+"""Parsing ``†`` expressions into the frozen AST of :mod:`obelisk.core.ast`.
+
+Three entry points share one LALR parser built from ``grammar.lark``:
+:func:`parse_input` (parameters), :func:`parse_output` (``_outputPath``) and
+:func:`parse_reference` (exactly one reference). Every failure is an
+:class:`ExpressionSyntaxError` with the column, what was expected, and a caret; lark's own
+exceptions never escape. Length and nesting are limited, and the limits give the same error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from importlib import resources
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
+from obelisk.core.errors import ExpressionSyntaxError
+from obelisk.core.paths import Path
+
+#: Longest expression accepted, in characters.
+MAX_LENGTH = 4096
+#: Deepest parenthesis nesting accepted.
+MAX_DEPTH = 64
+
+_PARSER = Lark(
+    resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
+    parser="lalr",
+    start=["input", "output", "ref"],
+    propagate_positions=True,
+    maybe_placeholders=False,
+)
+
+#: How terminals are named to a user in "expected ..." lists.
+_TERMINALS = {
+    "_DAGGER": "† (a reference)",
+    "KIND": "a kind name (state, input, data, ...)",
+    "WORD": "a key or an index",
+    "STRING": "a quoted string",
+    "NUMBER": "a number",
+    "_OR": "||",
+    "_AND": "&&",
+    "_LPAR": "(",
+    "_RPAR": ")",
+    "DOT": ".",
+    "TRUE": "true",
+    "FALSE": "false",
+    "NULL": "null",
+    "$END": "the end of the expression",
+}
+_ORDER = list(_TERMINALS)
+
+
+def parse_input(text: str) -> Expr:
+    """Parse an input expression (a parameter string that starts with ``†``).
+
+    Raises :class:`ExpressionSyntaxError` when it does not parse or exceeds the limits.
+    """
+    return _parse_input(text)
+
+
+def parse_output(text: str) -> OutputExpr:
+    """Parse an output expression: ``||`` alternatives of ``&&`` fan-out groups of references.
+
+    Raises :class:`ExpressionSyntaxError` for syntax, literals, limits, or an alternative
+    nested inside a fan-out (``(†a || †b) && †c``).
+    """
+    return _parse_output(text)
+
+
+def parse_reference(text: str) -> Reference:
+    """Parse exactly one concrete reference, such as a message's ``_outputPath``."""
+    return _parse_reference(text)
+
+
+def is_expression(value: object) -> bool:
+    """True when a parameter value is an expression: a string starting with ``†``."""
+    return isinstance(value, str) and value.startswith("†")
+
+
+def unescape_literal(value: str) -> str:
+    """A parameter string that is not an expression, with a leading ``\\†`` made ``†``."""
+    return value[1:] if value.startswith("\\†") else value
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_input(text: str) -> Expr:
+    tree = _parse(text, "input")
+    result = _Build(text).transform(tree)
+    assert isinstance(result, (Reference, Literal, Or, And))
+    return result
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_output(text: str) -> OutputExpr:
+    tree = _parse(text, "output")
+    expr = _Build(text).transform(tree)
+    return _to_output(expr, text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_reference(text: str) -> Reference:
+    tree = _parse(text, "ref")
+    result = _Build(text).transform(tree)
+    assert isinstance(result, Reference)
+    return result
+
+
+def _parse(text: str, start: str) -> Tree[Token]:
+    if not isinstance(text, str):
+        raise TypeError(f"an expression is a str, not {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionSyntaxError(
+            f"expression is {len(text)} characters long, over the limit of {MAX_LENGTH}",
+            text, MAX_LENGTH + 1, end=len(text) + 1,
+            hint="split the work across calls, or keep large values in the context",
+        )
+    source = text.rstrip()  # trailing whitespace is harmless; leading is not allowed
+    try:
+        tree = _PARSER.parse(source, start=start)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text, start) from None
+    _check_depth(tree, text)
+    return tree
+
+
+def _syntax_error(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream or 0
+        expected = _describe(exc.allowed)
+        if text[pos] in " \t\r\n":
+            # Point at what follows the space: "†a | †b" is about the "|", not the space.
+            after = len(text) - len(text[pos:].lstrip())
+            if after < len(text) and text[after] in "|&":
+                pos = after
+        found = text[pos]
+        reason = f"unexpected character {found!r}"
+        if found == "|" or found == "&":
+            hint: str | None = f"operators are written twice: {found * 2}"
+        elif found == " " or found == "\t":
+            hint = ("two operands need || or && between them; a key with spaces is "
+                    "quoted: †state.\"my key\"")
+        elif found == "." and pos > 0 and text[pos - 1] == ".":
+            hint = "two dots in a row: a key is missing between them"
+        else:
+            hint = None
+        end = pos + 1
+    elif isinstance(exc, UnexpectedToken):
+        token = exc.token
+        pos = len(text.rstrip()) if token.type == "$END" else (token.start_pos or 0)
+        expected = _describe(exc.expected)
+        if token.type == "$END":
+            reason = "the expression ends too early"
+            end = pos + 1
+        else:
+            reason = f"unexpected {str(token)!r}"
+            if token.type in ("STRING", "NUMBER", "TRUE", "FALSE", "NULL") and start != "input":
+                reason = "an output path cannot hold a literal"
+            end = token.end_pos or pos + 1
+        hint = _hint_for_token(text, pos, start)
+    elif isinstance(exc, UnexpectedEOF):
+        pos = len(text.rstrip())
+        expected = _describe(exc.expected)
+        reason = "the expression ends too early"
+        end = pos + 1
+        hint = None
+    else:  # pragma: no cover - lark has no other UnexpectedInput
+        pos, expected, reason, end, hint = 0, (), str(exc), 1, None
+    if pos == 0 and not text.startswith("†"):
+        hint = "an expression starts with †, as in †state.user.id"
+    return ExpressionSyntaxError(reason, text, pos + 1, expected, end=end + 1, hint=hint)
+
+
+def _hint_for_token(text: str, pos: int, start: str) -> str | None:
+    before = text[:pos].rstrip()
+    if before.endswith("."):
+        return "a '.' must be followed by a key or an index"
+    if before.endswith("†"):
+        return "a † must be followed by a kind, as in †state"
+    if start == "ref":
+        return "this must be a single reference such as †state.user.status, without || or &&"
+    return None
+
+
+def _describe(names: object) -> tuple[str, ...]:
+    assert isinstance(names, (set, frozenset, list, tuple))
+    known = sorted({n for n in names if isinstance(n, str)}, key=lambda n: (
+        _ORDER.index(n) if n in _TERMINALS else len(_ORDER), n))
+    return tuple(_TERMINALS.get(n, n.strip('"').lower()) for n in known)
+
+
+def _check_depth(tree: Tree[Token], text: str) -> None:
+    # Parenthesis nesting shows as nested or-nodes; walked with an explicit stack.
+    stack: list[tuple[Tree[Token], int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.data in ("or_expr", "out_or"):
+            depth += 1
+            if depth > MAX_DEPTH + 1:  # the outermost or-node is not a parenthesis
+                start = node.meta.start_pos if not node.meta.empty else 0
+                raise ExpressionSyntaxError(
+                    f"parentheses nest deeper than the limit of {MAX_DEPTH}",
+                    text, start, end=start + 1,
+                    hint="remove redundant parentheses",
+                )
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append((child, depth))
+
+
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+def _unquote(token: str) -> str:
+    body = token[1:-1]
+
+    def one(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        if len(esc) == 5:
+            return chr(int(esc[1:], 16))
+        return _SIMPLE_ESCAPES.get(esc, esc)
+
+    return _ESCAPE.sub(one, body)
+
+
+def _span(meta_or_token: object) -> Span:
+    if isinstance(meta_or_token, Token):
+        return Span(meta_or_token.start_pos or 0, meta_or_token.end_pos or 0)
+    start = getattr(meta_or_token, "start_pos", 0)
+    end = getattr(meta_or_token, "end_pos", start)
+    return Span(start, end)
+
+
+@v_args(meta=True)
+class _Build(Transformer[Token, object]):
+    """Builds AST nodes from the parse tree, and does nothing else (no evaluation)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def input(self, meta: object, children: list[object]) -> object:
+        return children[0]
+
+    output = input
+    ref = input
+
+    def or_expr(self, meta: object, children: list[Expr]) -> Expr:
+        return children[0] if len(children) == 1 else Or(tuple(children), _span(meta))
+
+    def and_expr(self, meta: object, children: list[Expr]) -> Expr:
+        return children[0] if len(children) == 1 else And(tuple(children), _span(meta))
+
+    out_or = or_expr
+    out_and = and_expr
+
+    def reference(self, meta: object, children: list[object]) -> Reference:
+        kind = children[0]
+        assert isinstance(kind, Token)
+        path: Path = tuple(c for c in children[1:] if isinstance(c, (str, int)))
+        return Reference(str(kind), path, _span(meta))
+
+    def word_segment(self, meta: object, children: list[Token]) -> str | int:
+        word = str(children[0])
+        return int(word) if word.lstrip("-").isdigit() and word.isascii() else word
+
+    def quoted_segment(self, meta: object, children: list[Token]) -> str:
+        return _unquote(str(children[0]))
+
+    def string_literal(self, meta: object, children: list[Token]) -> Literal:
+        return Literal(_unquote(str(children[0])), _span(meta))
+
+    def number_literal(self, meta: object, children: list[Token]) -> Literal:
+        value = json.loads(str(children[0]))
+        return Literal(value, _span(meta))
+
+    def true_literal(self, meta: object, children: list[Token]) -> Literal:
+        return Literal(True, _span(meta))
+
+    def false_literal(self, meta: object, children: list[Token]) -> Literal:
+        return Literal(False, _span(meta))
+
+    def null_literal(self, meta: object, children: list[Token]) -> Literal:
+        return Literal(None, _span(meta))
+
+
+def _flatten(node: object, kind: type) -> list[object]:
+    # (†a || †b) || †c is three alternatives; (†a && †b) && †c one group of three.
+    if isinstance(node, kind):
+        assert isinstance(node, (Or, And))
+        return [leaf for op in node.operands for leaf in _flatten(op, kind)]
+    return [node]
+
+
+def _to_output(expr: object, text: str) -> OutputExpr:
+    """Flatten an or/and tree of references into alternatives of fan-out groups."""
+    groups = []
+    for alt in _flatten(expr, Or):
+        targets = _flatten(alt, And)
+        for target in targets:
+            if isinstance(target, Or):
+                raise ExpressionSyntaxError(
+                    "an alternative (||) cannot be nested inside a fan-out (&&)",
+                    text, target.span.start + 1, end=target.span.end + 1,
+                    hint="distribute it: (†a && †c) || (†b && †c)",
+                )
+        refs = tuple(t for t in targets if isinstance(t, Reference))
+        assert len(refs) == len(targets)
+        assert isinstance(alt, (And, Reference))
+        groups.append(FanOut(refs, alt.span))
+    assert isinstance(expr, (Or, And, Reference))
+    return OutputExpr(tuple(groups), expr.span)

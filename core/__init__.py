@@ -1,0 +1,21 @@
+"""The functional core: JSON values, paths, messages, write methods, context, reading.
+
+No I/O, no clock, no randomness, no asyncio here: those are passed in by the shell.
+"""
+
+from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
+from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
+from obelisk.core.messages import Write, normalise
+from obelisk.core.methods import Method, apply_write
+from obelisk.core.paths import Path, get_in, overlaps, render_reference
+from obelisk.core.resolve import evaluate, fold_value, lookup_in
+from obelisk.core.values import MISSING, Json, Missing, freeze, present, thaw
+
+__all__ = [
+    "MISSING", "And", "Context", "Expr", "ExpressionSyntaxError", "FanOut", "Json",
+    "Literal", "MessageError", "Method", "Missing", "ObeliskError", "Or", "OutputExpr",
+    "Path", "Reference", "Span", "Write", "WriteError", "apply_write", "evaluate",
+    "fold_value", "freeze", "get_in", "lookup_in", "normalise", "overlaps", "present",
+    "render_reference", "thaw",
+]

@@ -1,0 +1,232 @@
+"""The context: an append-only, persistent sequence of messages with a read index.
+
+``Context.append`` returns a new context and leaves the old one valid and unchanged. Beside
+the messages, each context holds a materialised view of every data kind (the fold of its
+global writes, SEMANTICS §3) as frozen persistent values, updated in O(size of the write)
+per append, so a read costs O(path length) however long the context is.
+
+Instance views (global writes, then one instance's writes on top) are derived: they are
+carried forward on instance writes while the kind's global layer is unchanged, and
+otherwise rebuilt on the first read and memoised on that context object. The memo is a
+cache of a pure function of the messages, so contexts stay values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+
+from obelisk.core.errors import MessageError, WriteError
+from obelisk.core.messages import Write, normalise
+from obelisk.core.methods import apply_write
+from obelisk.core.paths import Path, get_in
+from obelisk.core.values import MISSING, Frozen, Json, Missing, NotJSONError, freeze, thaw
+
+#: A view: the folded value of a layer, or the error that broke the fold.
+View = tuple["Frozen | Missing", "WriteError | None"]
+_EMPTY: View = (MISSING, None)
+
+
+def _apply(view: View, write: Write, index: int) -> View:
+    value, error = view
+    if error is not None:
+        return view  # a broken fold stays broken: later writes cannot repair it
+    try:
+        return apply_write(value, write.path, write.method, write.value), None
+    except WriteError as exc:
+        return value, exc.located(
+            kind=write.kind, path=write.path, method=write.method.value,
+            message_index=index, instance=write.instance,
+        )
+
+
+class Context:
+    """An immutable, persistent sequence of messages, oldest first.
+
+    Build one with :meth:`of`; :meth:`append` returns a new context. Iterating yields the
+    messages in their frozen form (``PMap``/``PVector``); :meth:`to_json` gives plain ones.
+    Invariant: ``_globals[k]`` is the fold of every global write of kind ``k`` in
+    ``_messages``; ``_versions[k]`` counts those writes; ``_carried[(k, i)]``, when present,
+    is ``(version, view)`` with the fold of instance ``i``'s writes over that version.
+    """
+
+    __slots__ = (
+        "_messages", "_globals", "_versions", "_instance_writes", "_carried",
+        "_memo", "_instances", "_instance_ids", "_kinds",
+    )
+
+    _messages: PVector[Any]
+    _globals: PMap[str, View]
+    _versions: PMap[str, int]
+    _instance_writes: PMap[tuple[str, str], PVector[tuple[int, Write]]]
+    _carried: PMap[tuple[str, str], tuple[int, View]]
+    _memo: dict[tuple[str, str], tuple[int, View]]
+    _instances: PVector[str]
+    _instance_ids: PSet[str]
+    _kinds: PVector[str]
+
+    def __init__(self) -> None:
+        self._messages = pvector()
+        self._globals = pmap()
+        self._versions = pmap()
+        self._instance_writes = pmap()
+        self._carried = pmap()
+        self._memo = {}
+        self._instances = pvector()
+        self._instance_ids = pset()
+        self._kinds = pvector()
+
+    # -- building -------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, messages: Iterable[Any] = ()) -> Context:
+        """A context holding ``messages`` in order.
+
+        Raises :class:`MessageError` (with the message's index) for a malformed message.
+        """
+        context = cls()
+        for message in messages:
+            context = context.append(message)
+        return context
+
+    def append(self, message: Any) -> Context:
+        """A new context with ``message`` at the end; this one is unchanged.
+
+        Raises :class:`MessageError` for a malformed or ambiguous message. A write that
+        cannot be applied (``push`` onto an object) is accepted, and reads of that kind
+        then raise :class:`WriteError` (check with :meth:`write_error` before appending).
+        """
+        index = len(self._messages)
+        try:
+            frozen_message = freeze(message)
+            write = normalise(frozen_message)
+        except NotJSONError as exc:
+            raise MessageError(exc.reason, index=index, pointer=exc.pointer) from None
+        except MessageError as exc:
+            raise exc.at(index) from None
+        new = self._copy()
+        new._messages = self._messages.append(frozen_message)
+        if write is not None:
+            new._record(self, write, index)
+        return new
+
+    def extend(self, messages: Iterable[Any]) -> Context:
+        """A new context with every message of ``messages`` appended in order."""
+        context = self
+        for message in messages:
+            context = context.append(message)
+        return context
+
+    def _copy(self) -> Context:
+        new = Context.__new__(Context)
+        new._messages = self._messages
+        new._globals = self._globals
+        new._versions = self._versions
+        new._instance_writes = self._instance_writes
+        new._carried = self._carried
+        new._memo = {}
+        new._instances = self._instances
+        new._instance_ids = self._instance_ids
+        new._kinds = self._kinds
+        return new
+
+    def _record(self, old: Context, write: Write, index: int) -> None:
+        kind = write.kind
+        if kind not in self._kinds:  # few kinds: a linear look is cheapest
+            self._kinds = self._kinds.append(kind)
+        if write.instance is None:
+            self._globals = self._globals.set(kind, _apply(self._globals.get(kind, _EMPTY), write, index))
+            self._versions = self._versions.set(kind, self._versions.get(kind, 0) + 1)
+            return
+        key = (kind, write.instance)
+        if write.instance not in self._instance_ids:
+            self._instances = self._instances.append(write.instance)
+            self._instance_ids = self._instance_ids.add(write.instance)
+        writes = self._instance_writes.get(key, pvector())
+        self._instance_writes = self._instance_writes.set(key, writes.append((index, write)))
+        # Carry the instance view forward when it is current for this kind's global layer.
+        version = self._versions.get(kind, 0)
+        known = old._memo.get(key) or old._carried.get(key)
+        if known is not None and known[0] == version:
+            self._carried = self._carried.set(key, (version, _apply(known[1], write, index)))
+
+    # -- reading --------------------------------------------------------------------
+
+    def value(self, kind: str, path: Path = (), instance: str | None = None) -> Frozen | Missing:
+        """The frozen value of ``†kind.path`` for ``instance`` (global data only when None).
+
+        Raises :class:`WriteError` when a write in the fold cannot be applied.
+        """
+        value, error = self.view(kind, instance)
+        if error is not None:
+            raise error
+        return get_in(value, path)
+
+    def view(self, kind: str, instance: str | None = None) -> View:
+        """The folded root of ``kind`` for ``instance``, with the error that broke it if any."""
+        base = self._globals.get(kind, _EMPTY)
+        if instance is None:
+            return base
+        key = (kind, instance)
+        writes = self._instance_writes.get(key)
+        if writes is None:
+            return base
+        version = self._versions.get(kind, 0)
+        for cached in (self._carried.get(key), self._memo.get(key)):
+            if cached is not None and cached[0] == version:
+                return cached[1]
+        view = base
+        for index, write in writes:
+            view = _apply(view, write, index)
+        self._memo[key] = (version, view)
+        return view
+
+    def write_error(self, message: Any) -> WriteError | None:
+        """The :class:`WriteError` appending ``message`` would cause, or None.
+
+        The engine checks every write with this before it makes it, so a context built by
+        the engine never holds a write that cannot be applied.
+        """
+        write = normalise(freeze(message))
+        if write is None:
+            return None
+        view = self.view(write.kind, write.instance)
+        if view[1] is not None:
+            return view[1]
+        return _apply(view, write, len(self._messages))[1]
+
+    @property
+    def instances(self) -> tuple[str, ...]:
+        """Every instance id found in the data messages, in order of first appearance."""
+        return tuple(self._instances)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every data kind written by the messages, in order of first appearance."""
+        return tuple(self._kinds)
+
+    @property
+    def messages(self) -> PVector[Any]:
+        """The messages, frozen (``PMap``/``PVector``), oldest first."""
+        return self._messages
+
+    def to_json(self) -> list[Json]:
+        """The messages as plain JSON (``dict`` and ``list``), oldest first."""
+        return [thaw(m) for m in self._messages]
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._messages)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Context) and self._messages == other._messages
+
+    def __hash__(self) -> int:
+        return hash(self._messages)
+
+    def __repr__(self) -> str:
+        return f"Context(<{len(self._messages)} messages>)"

@@ -1,0 +1,151 @@
+"""The library's error root and its data-carrying subclasses.
+
+Every error obelisk raises is an :class:`ObeliskError`. Subclasses carry the data a caller
+needs to point at the problem (column, path, message index); the text of each error names
+what is wrong, where, and how to fix it. Errors from lark or jsonschema never escape: they
+are translated at the boundary with ``raise ... from None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ObeliskError(Exception):
+    """Root of every error obelisk raises."""
+
+
+class ExpressionSyntaxError(ObeliskError, ValueError):
+    """An expression does not parse, or exceeds the length or nesting limit.
+
+    ``column`` is 1-based (in characters), ``expected`` lists what would have been accepted
+    at that column (empty when the problem is a limit), ``end`` is the 1-based column just
+    past the problem, so ``expression[column-1:end-1]`` is the offending text.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        expression: str,
+        column: int,
+        expected: Sequence[str] = (),
+        end: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.expression = expression
+        self.column = column
+        self.end = max(end if end is not None else column + 1, column + 1)
+        self.expected = tuple(expected)
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The error as a compiler would print it: reason, the expression, a caret."""
+        shown, offset = _excerpt(self.expression, self.column - 1)
+        width = max(1, min(self.end - self.column, len(shown) - offset))
+        lines = [
+            f"{self.reason} at column {self.column}",
+            f"  {shown}",
+            "  " + " " * offset + "^" * width,
+        ]
+        if self.expected:
+            lines.append("expected " + _one_of(self.expected))
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class MessageError(ObeliskError, ValueError):
+    """A message cannot be put in a context: it is malformed or ambiguous.
+
+    ``index`` is the message's position in the context being built (when known),
+    ``pointer`` a JSON Pointer to the offending field inside the message.
+    """
+
+    def __init__(self, reason: str, *, index: int | None = None, pointer: str = "") -> None:
+        self.reason = reason
+        self.index = index
+        self.pointer = pointer
+        where = "message" if index is None else f"message {index}"
+        if pointer:
+            where += f" at {pointer}"
+        super().__init__(f"{where}: {reason}")
+
+    def at(self, index: int) -> MessageError:
+        """The same error, located at message ``index``."""
+        return MessageError(self.reason, index=index, pointer=self.pointer)
+
+
+class WriteError(ObeliskError, ValueError):
+    """A write cannot be applied (``push`` onto an object, a path through a scalar, ...).
+
+    ``kind``, ``path`` (a tuple of segments) and ``method`` describe the write;
+    ``message_index`` is the position of the offending message in the context when the
+    write came from one (reads of a broken kind raise this error again).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        kind: str = "",
+        path: tuple[str | int, ...] = (),
+        method: str = "",
+        message_index: int | None = None,
+        instance: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.kind = kind
+        self.path = path
+        self.method = method
+        self.message_index = message_index
+        self.instance = instance
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        from obelisk.core.paths import render_reference  # local: paths imports errors
+
+        parts = []
+        if self.method:
+            parts.append(f"cannot {self.method}")
+        if self.kind:
+            parts.append(f"at {render_reference(self.kind, self.path)}")
+        if self.instance is not None:
+            parts.append(f"(instance {self.instance!r})")
+        if self.message_index is not None:
+            parts.append(f"in message {self.message_index}")
+        head = " ".join(parts)
+        return f"{head}: {self.reason}" if head else self.reason
+
+    def located(
+        self, *, kind: str, path: tuple[str | int, ...], method: str,
+        message_index: int | None, instance: str | None,
+    ) -> WriteError:
+        """The same reason, with the write it happened in."""
+        return WriteError(
+            self.reason, kind=kind, path=path, method=method,
+            message_index=message_index, instance=instance,
+        )
+
+
+def _one_of(options: Sequence[str]) -> str:
+    if len(options) == 1:
+        return options[0]
+    return "one of: " + ", ".join(options)
+
+
+def _excerpt(text: str, offset: int, width: int = 100) -> tuple[str, int]:
+    """A window of at most ``width`` characters of ``text`` around ``offset``.
+
+    Long expressions (up to the length limit) are cut so the caret line stays readable.
+    Returns the window and the offset of ``offset`` inside it.
+    """
+    text = text.replace("\n", " ").replace("\t", " ")
+    if len(text) <= width:
+        return text, offset
+    start = max(0, min(offset - width // 2, len(text) - width))
+    shown = text[start:start + width]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + width < len(text) else ""
+    return prefix + shown + suffix, offset - start + len(prefix)

@@ -1,0 +1,161 @@
+"""Messages: the canonical data form (SEMANTICS §1) and the write each one makes (§2).
+
+Types ``data``, ``input`` and ``state`` carry data; every other type is carried through
+untouched and can never be read or written. :func:`normalise` checks a data message and
+returns the :class:`Write` it stands for; ambiguous or malformed messages raise
+:class:`MessageError` naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from obelisk.core.errors import ExpressionSyntaxError, MessageError
+from obelisk.core.methods import Method
+from obelisk.core.paths import Path, render_reference
+from pyrsistent import PMap
+
+from obelisk.core.values import Frozen, NotJSONError, freeze
+
+#: Message types that carry data, with the key holding their payload.
+PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "state"}
+
+#: Keys that are never part of an inline payload.
+RESERVED_KEYS = frozenset({"type", "kind", "schema", "description"})
+
+#: Kinds that cannot hold data: the protocol's non-data message types.
+NON_DATA_KINDS = frozenset({"text", "system", "tool", "plan", "error", "meta", "output", "call"})
+
+
+@frozen
+class Write:
+    """One write operation ``(kind, instance, path, method, value)`` made by a data message."""
+
+    kind: str
+    instance: str | None
+    path: Path
+    method: Method
+    value: Frozen
+
+
+def is_reserved(key: str) -> bool:
+    """True for keys that are metadata, never inline payload: ``type``, ``kind``, ``_*``..."""
+    return key in RESERVED_KEYS or key.startswith("_")
+
+
+def normalise(message: Any) -> Write | None:
+    """The write a message makes, or None when its type carries no data.
+
+    Raises :class:`MessageError` for a message that is not an object, has no string
+    ``type``, mixes a payload key with inline fields, names a bad kind, method, instance or
+    output path, holds non-JSON, or whose ``data`` does not hold its ``_outputPath``.
+    """
+    if not isinstance(message, Mapping):
+        raise MessageError(f"a message must be a JSON object, got {type(message).__name__}")
+    mtype = message.get("type")
+    if not isinstance(mtype, str):
+        raise MessageError(
+            'every message needs a string "type" ("data", "input", "state", "text", ...)',
+            pointer="/type",
+        )
+    if mtype not in PAYLOAD_KEYS:
+        return None
+    kind = _kind_of(message, mtype)
+    payload_key = PAYLOAD_KEYS[mtype]
+    inline = [k for k in message if not is_reserved(k) and k != payload_key]
+    if payload_key in message:
+        if inline:
+            raise MessageError(
+                f'has both "{payload_key}" and inline fields {sorted(inline)}: put the fields '
+                f'inside "{payload_key}", or drop "{payload_key}"',
+                pointer="/" + payload_key,
+            )
+        payload = message[payload_key]
+    else:
+        payload = {k: message[k] for k in inline}
+    try:
+        data = freeze(payload, "/" + payload_key if payload_key in message else "")
+    except NotJSONError as exc:
+        raise MessageError(exc.reason, pointer=exc.pointer) from None
+    instance = message.get("_instance")
+    if instance is not None and not isinstance(instance, str):
+        raise MessageError("_instance must be a string id", pointer="/_instance")
+    out = message.get("_outputPath")
+    path: Path = ()
+    if out is not None:
+        path = _output_path_of(out, kind)
+    method = _method_of(message.get("_outputMethod"), Method.SET if out is not None else Method.MERGE)
+    value = _held_at(data, path, out or "", "/" + payload_key if payload_key in message else "")
+    return Write(kind=kind, instance=instance, path=path, method=method, value=value)
+
+
+def _kind_of(message: Mapping[str, Any], mtype: str) -> str:
+    kind = message.get("kind", mtype)
+    if not isinstance(kind, str) or not kind:
+        raise MessageError('"kind" must be a non-empty string', pointer="/kind")
+    if mtype != "data" and kind != mtype:
+        raise MessageError(
+            f'a "{mtype}" message has kind "{mtype}"; to write kind "{kind}" use '
+            f'{{"type": "data", "kind": "{kind}", ...}}',
+            pointer="/kind",
+        )
+    if kind in NON_DATA_KINDS:
+        raise MessageError(
+            f'kind "{kind}" is a message type that cannot hold data; choose another kind',
+            pointer="/kind",
+        )
+    return kind
+
+
+def _method_of(raw: Any, default: Method) -> Method:
+    if raw is None:
+        return default
+    try:
+        return Method(raw)
+    except ValueError:
+        raise MessageError(
+            f"_outputMethod {raw!r} is not one of set, merge, assign, push, concat",
+            pointer="/_outputMethod",
+        ) from None
+
+
+def _output_path_of(raw: Any, kind: str) -> Path:
+    # Local import: the grammar lives in the compiler, which itself imports core.
+    from obelisk.compiler.parse import parse_reference
+
+    if not isinstance(raw, str):
+        raise MessageError("_outputPath must be a reference string", pointer="/_outputPath")
+    try:
+        ref = parse_reference(raw)
+    except ExpressionSyntaxError as exc:
+        raise MessageError(
+            "_outputPath on a message must be one concrete reference such as "
+            f'"†{kind}.user.status":\n{exc.render()}',
+            pointer="/_outputPath",
+        ) from None
+    if ref.kind != kind:
+        raise MessageError(
+            f'_outputPath {raw!r} writes kind "{ref.kind}" but the message is kind "{kind}"',
+            pointer="/_outputPath",
+        )
+    return ref.path
+
+
+def _held_at(data: Frozen, path: Path, raw_path: str, pointer: str) -> Frozen:
+    # A message with an _outputPath holds the written value nested along that path, each
+    # segment an object key (an index as its decimal text).
+    node = data
+    for depth, segment in enumerate(path):
+        key = segment if isinstance(segment, str) else str(segment)
+        if not isinstance(node, PMap) or key not in node:
+            where = render_reference("…", path[:depth]).removeprefix("†…").lstrip(".")
+            raise MessageError(
+                f'data does not hold its _outputPath {raw_path!r}: expected key "{key}" '
+                f"inside {('data.' + where) if where else 'data'}",
+                pointer=pointer,
+            )
+        node = node[key]
+    return node

@@ -1,0 +1,153 @@
+"""The five write methods, as pure functions on frozen values.
+
+``apply_write(root, path, method, value)`` returns the new root. Each method is applied to
+the old value at the path (possibly MISSING); the table :data:`METHODS` dispatches by name.
+Writes below a MISSING path create the objects on the way; writing through a scalar, or
+creating an array element through a MISSING container, raises :class:`WriteError`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from obelisk.core.errors import WriteError
+from obelisk.core.paths import Path, render_path
+from obelisk.core.values import MISSING, Frozen, Missing, json_type
+
+
+class Method(str, enum.Enum):
+    """How a written value combines with what is already at its path."""
+
+    SET = "set"
+    MERGE = "merge"
+    ASSIGN = "assign"
+    PUSH = "push"
+    CONCAT = "concat"
+
+
+def _set(old: Frozen | Missing, new: Frozen) -> Frozen:
+    # set: the new value replaces whatever was there.
+    return new
+
+
+def _merge(old: Frozen | Missing, new: Frozen) -> Frozen:
+    # merge: deep. Objects merge key by key, recursively; anything else is replaced.
+    # Iterative over the keys both sides share as objects, so depth cannot overflow.
+    if not (isinstance(old, PMap) and isinstance(new, PMap)):
+        return new
+    # Collect the chain of shared object levels, then rebuild bottom-up.
+    result = old.evolver()
+    pending: list[tuple[str, Frozen, Frozen]] = []
+    for key, value in new.items():
+        current = old.get(key, MISSING)
+        if isinstance(current, PMap) and isinstance(value, PMap):
+            pending.append((key, current, value))
+        else:
+            result[key] = value
+    for key, current, value in pending:
+        result[key] = _merge(current, value)
+    return result.persistent()
+
+
+def _assign(old: Frozen | Missing, new: Frozen) -> Frozen:
+    # assign: shallow. Top-level keys of the new object replace those of the old one.
+    if isinstance(old, PMap) and isinstance(new, PMap):
+        return old.update(new)
+    return new
+
+
+def _push(old: Frozen | Missing, new: Frozen) -> Frozen:
+    # push: append the value as one element; MISSING becomes [value].
+    if old is MISSING:
+        return pvector([new])
+    if isinstance(old, PVector):
+        return old.append(new)
+    raise WriteError(f"push needs an array there, found {_a(json_type(old))}")
+
+
+def _concat(old: Frozen | Missing, new: Frozen) -> Frozen:
+    # concat: append every element of an array; MISSING becomes the value.
+    if not isinstance(new, PVector):
+        raise WriteError(f"concat needs an array to append, got {_a(json_type(new))}")
+    if old is MISSING:
+        return new
+    if isinstance(old, PVector):
+        return old.extend(new)
+    raise WriteError(f"concat needs an array there, found {_a(json_type(old))}")
+
+
+#: Method name -> the function combining (old, new).
+METHODS: dict[Method, Callable[[Frozen | Missing, Frozen], Frozen]] = {
+    Method.SET: _set,
+    Method.MERGE: _merge,
+    Method.ASSIGN: _assign,
+    Method.PUSH: _push,
+    Method.CONCAT: _concat,
+}
+
+
+def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Frozen) -> Frozen:
+    """The new root after writing ``value`` at ``path`` with ``method``.
+
+    Raises :class:`WriteError` (with the reason; the caller adds kind and message) when the
+    write cannot be applied. Iterative: descends once, then rebuilds the spine bottom-up.
+    """
+    combine = METHODS[method]
+    # Descend, remembering each container and the concrete key used in it.
+    spine: list[tuple[Frozen | Missing, str | int]] = []
+    node: Frozen | Missing = root
+    for depth, segment in enumerate(path):
+        here = render_path(path[:depth]) or "the root"
+        if isinstance(node, PMap):
+            key: str | int = segment if isinstance(segment, str) else _decimal_key(segment, here)
+            spine.append((node, key))
+            node = node.get(key, MISSING)
+        elif isinstance(node, PVector):
+            if not isinstance(segment, int):
+                raise WriteError(
+                    f"{here} is an array, so the key {segment!r} cannot be written in it "
+                    "(use an integer index)"
+                )
+            index = segment + len(node) if segment < 0 else segment
+            if not 0 <= index < len(node):
+                raise WriteError(
+                    f"index {segment} is out of range for the array at {here} "
+                    f"(length {len(node)}); use push to append"
+                )
+            spine.append((node, index))
+            node = node[index]
+        elif node is MISSING:
+            if isinstance(segment, int):
+                raise WriteError(
+                    f"{here} does not exist, so element {segment} cannot be created "
+                    "(write the array first, or push onto it)"
+                )
+            spine.append((MISSING, segment))
+            node = MISSING
+        else:
+            raise WriteError(
+                f"{here} holds {_a(json_type(node))}, so nothing can be written below it"
+            )
+    node = combine(node, value)
+    for container, key in reversed(spine):
+        if isinstance(container, PVector):
+            assert isinstance(key, int)
+            node = container.set(key, node)
+        elif isinstance(container, PMap):
+            node = container.set(key, node)
+        else:  # MISSING: create the object on the way
+            node = pmap({key: node})
+    return node
+
+
+def _decimal_key(segment: int, here: str) -> str:
+    if segment < 0:
+        raise WriteError(f"{here} is an object, so the negative index {segment} has no meaning")
+    return str(segment)
+
+
+def _a(type_name: str) -> str:
+    return ("an " if type_name[0] in "aeiou" else "a ") + type_name

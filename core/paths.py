@@ -1,0 +1,98 @@
+"""Paths into JSON values: reading, overlap, and rendering as ``†kind.path`` text.
+
+A path is a tuple of segments. A string segment is an object key; an integer segment is an
+array index (negative counts from the end, -1 is the last element) or, on an object, the
+key spelled as its decimal text (so a message's nested ``data`` can hold index paths).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypeAlias
+
+from pyrsistent import PMap, PVector
+
+from obelisk.core.values import MISSING, Frozen, Missing
+
+Segment: TypeAlias = "str | int"
+Path: TypeAlias = "tuple[str | int, ...]"
+
+#: A name segment that needs no quotes: word characters, `$`, and `-` after the first.
+_NAME = re.compile(r"[\w$][\w$-]*\Z")
+_INTEGER = re.compile(r"-?[0-9]+\Z")
+
+
+def get_in(value: Frozen | Missing, path: Path) -> Frozen | Missing:
+    """The value at ``path`` inside ``value``, or MISSING.
+
+    A path is MISSING when a key is absent, an index is out of range, or the path goes
+    through a scalar (or through MISSING).
+    """
+    for segment in path:
+        value = step(value, segment)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+def step(value: Frozen | Missing, segment: Segment) -> Frozen | Missing:
+    """One segment of :func:`get_in`."""
+    if isinstance(value, PMap):
+        key = segment if isinstance(segment, str) else _index_key(segment)
+        if key is None:
+            return MISSING
+        return value.get(key, MISSING)
+    if isinstance(value, PVector) and isinstance(segment, int) and not isinstance(segment, bool):
+        n = len(value)
+        index = segment + n if segment < 0 else segment
+        return value[index] if 0 <= index < n else MISSING
+    return MISSING
+
+
+def _index_key(segment: int) -> str | None:
+    # An index on an object reads the key spelled as its decimal text (never negative:
+    # "-1" on an object is the key "-1", reached with a quoted segment).
+    return str(segment) if segment >= 0 else None
+
+
+def overlaps(a: Path, b: Path) -> bool:
+    """True when one path is a prefix of the other (so a write at one affects the other).
+
+    Negative indexes alias non-negative ones, so an integer against an integer overlaps
+    unless both have the same sign and differ.
+    """
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        if isinstance(x, int) and isinstance(y, int) and (x < 0) != (y < 0):
+            continue  # -1 may be the same element as 3
+        return False
+    return True
+
+
+def is_prefix(prefix: Path, path: Path) -> bool:
+    """True when ``prefix`` is at or above ``path`` (segment by segment equal)."""
+    return len(prefix) <= len(path) and path[: len(prefix)] == prefix
+
+
+def render_segment(segment: Segment) -> str:
+    """A segment as written in a reference: a bare name or integer, or a quoted key."""
+    if isinstance(segment, int):
+        return str(segment)
+    if _NAME.match(segment) and not _INTEGER.match(segment) and segment not in _KEYWORDS:
+        return segment
+    escaped = segment.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+_KEYWORDS = frozenset({"true", "false", "null"})
+
+
+def render_path(path: Path) -> str:
+    """A path as dotted text, for messages (``user.items.-1``)."""
+    return ".".join(render_segment(s) for s in path)
+
+
+def render_reference(kind: str, path: Path) -> str:
+    """A kind and path as the reference that reads them: ``†state.user."my key"``."""
+    return "†" + ".".join([kind, *(render_segment(s) for s in path)])

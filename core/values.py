@@ -1,0 +1,187 @@
+"""JSON values, their frozen persistent form, and the MISSING sentinel.
+
+Inside obelisk a JSON value is *frozen*: objects are ``PMap``, arrays ``PVector``, scalars
+are ``None``, ``bool``, ``int``, ``float`` and ``str``. Frozen values share structure, so
+the context's materialised views cost O(change) per write. At the API boundary values are
+thawed back to plain ``dict`` and ``list``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias, Union
+
+from pyrsistent import PMap, PVector, pmap, pvector
+
+#: A plain JSON value, as ``json.loads`` makes it.
+Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
+
+#: A frozen JSON value (objects are PMap, arrays PVector).
+Frozen: TypeAlias = Any
+
+
+class _Missing(enum.Enum):
+    """The type of :data:`MISSING` (an enum so that mypy narrows ``is MISSING``)."""
+
+    MISSING = "MISSING"
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> Literal[False]:
+        return False
+
+
+#: The value of a path that does not exist. Distinct from JSON ``null``.
+MISSING: Final = _Missing.MISSING
+Missing: TypeAlias = Literal[_Missing.MISSING]
+
+
+class NotJSONError(ValueError):
+    """A value is not JSON (a set, bytes, NaN, a non-string key, a cycle...)."""
+
+    def __init__(self, reason: str, pointer: str) -> None:
+        self.reason = reason
+        self.pointer = pointer
+        super().__init__(f"{reason} at {pointer or '/'}")
+
+
+def freeze(value: Any, pointer: str = "") -> Frozen:
+    """The frozen form of a plain JSON value; raises :class:`NotJSONError` for non-JSON.
+
+    Iterative (an explicit post-order stack), so deeply nested values cannot exhaust the
+    Python stack, and a container that contains itself is rejected, never looped over.
+    """
+    if not _is_container(value):
+        return _freeze_scalar(value, pointer)
+    built: dict[int, Frozen] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, str, bool]] = [(value, pointer, False)]
+    while stack:
+        node, ptr, children_done = stack.pop()
+        items = _items(node, ptr)
+        if not children_done:
+            if id(node) in on_path:
+                raise NotJSONError("a container contains itself", ptr)
+            on_path.add(id(node))
+            stack.append((node, ptr, True))
+            for key, child in items:
+                if _is_container(child):
+                    stack.append((child, f"{ptr}/{_escape(str(key))}", False))
+            continue
+        on_path.discard(id(node))
+        parts = [
+            (key, built[id(child)] if _is_container(child)
+             else _freeze_scalar(child, f"{ptr}/{_escape(str(key))}"))
+            for key, child in items
+        ]
+        built[id(node)] = (
+            pmap(parts) if isinstance(node, Mapping) else pvector(v for _, v in parts)
+        )
+    return built[id(value)]
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple)) and not isinstance(value, (PMap, PVector))
+
+
+def _items(node: Any, ptr: str) -> list[tuple[Any, Any]]:
+    if isinstance(node, Mapping):
+        for key in node:
+            if not isinstance(key, str):
+                raise NotJSONError(f"object key {key!r} is not a string", ptr)
+        return list(node.items())
+    return list(enumerate(node))
+
+
+def _freeze_scalar(value: Any, pointer: str) -> Frozen:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise NotJSONError(f"{value!r} is not a JSON number", pointer)
+        return value
+    if isinstance(value, (PMap, PVector)):
+        return value
+    raise NotJSONError(f"a {type(value).__name__} is not JSON", pointer)
+
+
+def thaw(value: Frozen) -> Json:
+    """The plain JSON form of a frozen value (dict and list), iteratively.
+
+    Object keys come out in sorted order, whatever order they were written in.
+    """
+    if isinstance(value, PMap):
+        out: Any = {}
+    elif isinstance(value, PVector):
+        out = []
+    else:
+        return value  # type: ignore[no-any-return]
+    root = out
+    stack: list[tuple[Frozen, Any]] = [(value, out)]
+    while stack:
+        src, dst = stack.pop()
+        # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed objects
+        # list their keys sorted so every output is deterministic.
+        items = sorted(src.items()) if isinstance(src, PMap) else enumerate(src)
+        for key, child in items:
+            if isinstance(child, PMap):
+                new: Any = {}
+            elif isinstance(child, PVector):
+                new = []
+            else:
+                new = child
+            if isinstance(dst, dict):
+                dst[key] = new
+            else:
+                dst.append(new)
+            if isinstance(child, (PMap, PVector)):
+                stack.append((child, new))
+    return root  # type: ignore[no-any-return]
+
+
+def is_object(value: object) -> bool:
+    """True for a JSON object, frozen or plain."""
+    return isinstance(value, (PMap, dict))
+
+
+def is_array(value: object) -> bool:
+    """True for a JSON array, frozen or plain."""
+    return isinstance(value, (PVector, list))
+
+
+def present(value: object) -> bool:
+    """True when a value is neither MISSING nor null (the test of ``||`` and ``&&``)."""
+    return value is not MISSING and value is not None
+
+
+def json_type(value: object) -> str:
+    """The JSON Schema type name of a value: object, array, string, integer, number..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if is_object(value):
+        return "object"
+    if is_array(value):
+        return "array"
+    return type(value).__name__
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def pointer_of(parts: Sequence[str | int]) -> str:
+    """The JSON Pointer (RFC 6901) for a sequence of keys and indexes."""
+    return "".join("/" + _escape(str(p)) for p in parts)

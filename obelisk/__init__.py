@@ -1,0 +1,41 @@
+"""obelisk: the reference implementation of the Call/Plan protocol for LLM agents.
+
+The public API is the names in ``__all__``; everything else is reachable through the
+subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
+"""
+
+from __future__ import annotations
+
+from obelisk.compiler.parse import parse_input, parse_output
+from obelisk.core.ast import Expr
+from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
+from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.values import MISSING, Json, Missing, thaw
+
+__version__ = "0.1.0"
+
+
+def resolve(context: Context, expression: str | Expr, instance: str | None = None) -> Json | Missing:
+    """The value of an input expression in ``context``, for ``instance`` (or global data).
+
+    Returns a plain JSON value, or :data:`MISSING`. Raises :class:`ExpressionSyntaxError`
+    for an expression that does not parse and :class:`WriteError` when the context holds a
+    write that cannot be applied.
+    """
+    expr = parse_input(expression) if isinstance(expression, str) else expression
+    value = evaluate(expr, lookup_in(context, instance))
+    return MISSING if value is MISSING else thaw(value)
+
+
+__all__ = [
+    "MISSING",
+    "Context",
+    "ExpressionSyntaxError",
+    "MessageError",
+    "ObeliskError",
+    "WriteError",
+    "parse_input",
+    "parse_output",
+    "resolve",
+]

@@ -1,0 +1,175 @@
+"""The conformance runner (CONFORMANCE.md): vectors in, one PASS/FAIL line each out.
+
+A vector FAILS, never skips, when it cannot be read or uses a field the format does not
+describe. :func:`check_vector` is pure (vector in, list of problems out); the command line
+prints the results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from obelisk.compiler.parse import parse_input
+from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, MessageError, WriteError
+from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.values import MISSING, thaw
+from obelisk.jsonio import InputError, dumps, load_json
+
+VECTOR_FIELDS = frozenset(
+    {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
+)
+CASE_FIELDS = frozenset({"ref", "instance", "value", "missing", "error"})
+CASE_ERRORS = frozenset({"syntax", "write"})
+
+
+@frozen
+class Outcome:
+    """The result of one vector: its id, where it came from, and what did not match."""
+
+    id: str
+    source: str
+    problems: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def find_vector_files(paths: Sequence[str]) -> Iterator[str]:
+    """Every file named, and every ``*.json`` below every folder named, sorted."""
+    for path in paths:
+        if os.path.isdir(path):
+            found: list[str] = []
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found.extend(os.path.join(root, f) for f in files if f.endswith(".json"))
+            yield from sorted(found)
+        else:
+            yield path
+
+
+def load_vectors(path: str) -> list[tuple[Any, str]]:
+    """The vectors in one file (an object or an array of them), with their source."""
+    data = load_json(path)
+    items = data if isinstance(data, list) else [data]
+    return [(item, f"{path}[{i}]" if isinstance(data, list) else path) for i, item in enumerate(items)]
+
+
+def check_vector(vector: Any, interpreter: str = "sync") -> list[str]:
+    """Every way ``vector`` fails to hold; an empty list means it passes."""
+    if not isinstance(vector, Mapping):
+        return [f"a vector must be a JSON object, got {type(vector).__name__}"]
+    problems = [f"unknown field {k!r} (fields: {', '.join(sorted(VECTOR_FIELDS))})"
+                for k in vector if k not in VECTOR_FIELDS]
+    if not isinstance(vector.get("id"), str) or not vector.get("id"):
+        problems.append('"id" must be a non-empty string')
+    if "cases" not in vector and "plan" not in vector:
+        problems.append('a vector needs "cases", "plan", or both')
+    raw_context = vector.get("context", [])
+    if not isinstance(raw_context, list):
+        return problems + ['"context" must be an array of messages']
+    try:
+        context = Context.of(raw_context)
+    except MessageError as exc:
+        return problems + [f"context: {exc}"]
+    if problems:
+        return problems
+    cases = vector.get("cases", [])
+    if not isinstance(cases, list):
+        return ['"cases" must be an array']
+    for number, case in enumerate(cases):
+        problems.extend(f"case {number}: {p}" for p in check_case(case, context))
+    if "plan" in vector:
+        problems.extend(check_plan(vector, context, interpreter))
+    return problems
+
+
+def check_case(case: Any, context: Context) -> list[str]:
+    """How a resolve case fails against ``context`` (empty when it holds)."""
+    if not isinstance(case, Mapping):
+        return ["a case must be a JSON object"]
+    unknown = [k for k in case if k not in CASE_FIELDS]
+    if unknown:
+        return [f"unknown field {k!r} (fields: {', '.join(sorted(CASE_FIELDS))})" for k in unknown]
+    ref = case.get("ref")
+    if not isinstance(ref, str):
+        return ['"ref" must be a string']
+    given = [k for k in ("value", "missing", "error") if k in case]
+    if len(given) != 1:
+        return [f"{ref}: give exactly one of value, missing, error (got {given or 'none'})"]
+    if "missing" in case and case["missing"] is not True:
+        return [f'{ref}: "missing" must be true']
+    if "error" in case and case["error"] not in CASE_ERRORS:
+        return [f'{ref}: "error" must be one of {sorted(CASE_ERRORS)}']
+    instance = case.get("instance")
+    if instance is not None and not isinstance(instance, str):
+        return [f'{ref}: "instance" must be a string']
+    try:
+        value = evaluate(parse_input(ref), lookup_in(context, instance))
+        got: tuple[str, Any] = ("missing", True) if value is MISSING else ("value", thaw(value))
+    except ExpressionSyntaxError as exc:
+        got = ("error", "syntax")
+        detail = exc.render()
+    except WriteError as exc:
+        got = ("error", "write")
+        detail = str(exc)
+    else:
+        detail = ""
+    want = (given[0], case[given[0]])
+    if got[0] == want[0] and json_equal(got[1], want[1]):
+        return []
+    return [f"{ref}{' for instance ' + instance if instance else ''}: "
+            f"expected {_show(want)}, got {_show(got)}" + (f"\n{detail}" if detail else "")]
+
+
+def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) -> list[str]:
+    """How a plan vector fails. Plans arrive with the compiler and the interpreters."""
+    return ["plan vectors not supported yet (the plan compiler and interpreters are not built)"]
+
+
+def _show(outcome: tuple[str, Any]) -> str:
+    kind, value = outcome
+    if kind == "value":
+        return f"value {dumps(value, indent=None)}"
+    if kind == "missing":
+        return "MISSING"
+    return f"a {value} error"
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: booleans are not numbers, 1 equals 1.0, key order does not matter."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def run(paths: Sequence[str], interpreter: str = "sync") -> tuple[list[Outcome], list[str]]:
+    """Check every vector under ``paths``. Returns outcomes and unreadable-file problems."""
+    outcomes: list[Outcome] = []
+    seen: dict[str, str] = {}
+    for path in find_vector_files(paths):
+        try:
+            vectors = load_vectors(path)
+        except InputError as exc:
+            outcomes.append(Outcome(id=path, source=path, problems=(str(exc),)))
+            continue
+        for vector, source in vectors:
+            vid = vector.get("id") if isinstance(vector, Mapping) else None
+            name = vid if isinstance(vid, str) and vid else source
+            problems = check_vector(vector, interpreter)
+            if name in seen:
+                problems = [f"duplicate id (also in {seen[name]})", *problems]
+            seen.setdefault(name, source)
+            outcomes.append(Outcome(id=name, source=source, problems=tuple(problems)))
+    return outcomes, []

@@ -1,0 +1,25 @@
+"""The README's promises, end to end through the command line."""
+
+import io
+import pathlib
+
+from obelisk.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_resolve_example() -> None:
+    code, out, _ = run("resolve", str(ROOT / "examples/context.json"), "†state.user.status")
+    assert (code, out) == (0, '"inactive"\n')
+
+
+def test_conformance_vectors_pass() -> None:
+    code, out, _ = run("conformance", str(ROOT / "tests/conformance"))
+    assert code == 0, out
+    assert out.splitlines()[-1].endswith(" 0 failed")
