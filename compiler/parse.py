@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from importlib import resources
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError,
+)
 
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.paths import Path
 
+#: The whitespace allowed around operators and parentheses, and trimmed at the end.
+_SPACE = " \t\r\n"
 #: Longest expression accepted, in characters.
 MAX_LENGTH = 4096
 #: Deepest parenthesis nesting accepted.
@@ -81,32 +86,47 @@ def is_expression(value: object) -> bool:
     return isinstance(value, str) and value.startswith("†")
 
 
+_ESCAPED_DAGGER = re.compile(r"\\+†")
+
+
 def unescape_literal(value: str) -> str:
-    """A parameter string that is not an expression, with a leading ``\\†`` made ``†``."""
-    return value[1:] if value.startswith("\\†") else value
+    """A parameter string that is not an expression, as the call means it.
+
+    A string of one or more backslashes followed by ``†`` loses one backslash: ``\\†x``
+    is the literal ``†x`` and ``\\\\†x`` the literal ``\\†x``. Other strings are unchanged.
+    """
+    return value[1:] if _ESCAPED_DAGGER.match(value) else value
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_input(text: str) -> Expr:
-    tree = _parse(text, "input")
-    result = _Build(text).transform(tree)
+    result = _build(text, _parse(text, "input"))
     assert isinstance(result, (Reference, Literal, Or, And))
     return result
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_output(text: str) -> OutputExpr:
-    tree = _parse(text, "output")
-    expr = _Build(text).transform(tree)
+    expr = _build(text, _parse(text, "output"))
     return _to_output(expr, text)
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_reference(text: str) -> Reference:
-    tree = _parse(text, "ref")
-    result = _Build(text).transform(tree)
+    result = _build(text, _parse(text, "ref"))
     assert isinstance(result, Reference)
     return result
+
+
+def _build(text: str, tree: Tree[Token]) -> object:
+    try:
+        return _Build(text).transform(tree)
+    except VisitError as exc:
+        error = exc.orig_exc
+        if isinstance(error, _LiteralError):
+            raise ExpressionSyntaxError(error.reason, text, error.start + 1,
+                                        end=error.end + 1) from None
+        raise
 
 
 def _parse(text: str, start: str) -> Tree[Token]:
@@ -118,7 +138,7 @@ def _parse(text: str, start: str) -> Tree[Token]:
             text, MAX_LENGTH + 1, end=len(text) + 1,
             hint="split the work across calls, or keep large values in the context",
         )
-    source = text.rstrip()  # trailing whitespace is harmless; leading is not allowed
+    source = text.rstrip(_SPACE)  # trailing whitespace is harmless; leading is not allowed
     try:
         tree = _PARSER.parse(source, start=start)
     except UnexpectedInput as exc:
@@ -138,8 +158,15 @@ def _syntax_error(exc: UnexpectedInput, text: str, start: str) -> ExpressionSynt
                 pos = after
         found = text[pos]
         reason = f"unexpected character {found!r}"
-        if found == "|" or found == "&":
-            hint: str | None = f"operators are written twice: {found * 2}"
+        bad_escape = _BAD_ESCAPE.match(text, pos) if found in "'\"" else None
+        if bad_escape is not None:
+            pos = bad_escape.start(1)
+            found = text[pos]
+            reason = f"unknown escape {bad_escape.group(1)} in a string"
+            expected = ()
+            hint: str | None = "strings use JSON's escapes: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX (and \\' in single quotes)"
+        elif found == "|" or found == "&":
+            hint = f"operators are written twice: {found * 2}"
         elif found == " " or found == "\t":
             hint = ("two operands need || or && between them; a key with spaces is "
                     "quoted: †state.\"my key\"")
@@ -150,26 +177,26 @@ def _syntax_error(exc: UnexpectedInput, text: str, start: str) -> ExpressionSynt
         end = pos + 1
     elif isinstance(exc, UnexpectedToken):
         token = exc.token
-        pos = len(text.rstrip()) if token.type == "$END" else (token.start_pos or 0)
+        pos = len(text.rstrip(_SPACE)) if token.type == "$END" else (token.start_pos or 0)
         expected = _describe(exc.expected)
         if token.type == "$END":
             reason = "the expression ends too early"
             end = pos + 1
         else:
-            reason = f"unexpected {str(token)!r}"
+            reason = f"unexpected {str(token).strip(_SPACE)!r}"
             if token.type in ("STRING", "NUMBER", "TRUE", "FALSE", "NULL") and start != "input":
                 reason = "an output path cannot hold a literal"
             end = token.end_pos or pos + 1
         hint = _hint_for_token(text, pos, start)
     elif isinstance(exc, UnexpectedEOF):
-        pos = len(text.rstrip())
+        pos = len(text.rstrip(_SPACE))
         expected = _describe(exc.expected)
         reason = "the expression ends too early"
         end = pos + 1
         hint = None
     else:  # pragma: no cover - lark has no other UnexpectedInput
         pos, expected, reason, end, hint = 0, (), str(exc), 1, None
-    if pos == 0 and not text.startswith("†"):
+    if pos == 0 and not text.startswith("†") and not text[:1] in "'\"(-0123456789tfn":
         hint = "an expression starts with †, as in †state.user.id"
     return ExpressionSyntaxError(reason, text, pos + 1, expected, end=end + 1, hint=hint)
 
@@ -201,9 +228,11 @@ def _check_depth(tree: Tree[Token], text: str) -> None:
             depth += 1
             if depth > MAX_DEPTH + 1:  # the outermost or-node is not a parenthesis
                 start = node.meta.start_pos if not node.meta.empty else 0
+                # The caret goes under the "(" opening this level (whitespace may follow it).
+                column = text.rfind("(", 0, start) + 1 or 1
                 raise ExpressionSyntaxError(
                     f"parentheses nest deeper than the limit of {MAX_DEPTH}",
-                    text, start, end=start + 1,
+                    text, column, end=column + 1,
                     hint="remove redundant parentheses",
                 )
         for child in node.children:
@@ -211,20 +240,33 @@ def _check_depth(tree: Tree[Token], text: str) -> None:
                 stack.append((child, depth))
 
 
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+#: A quoted string up to its first escape JSON does not have (\q, a short \u12).
+_BAD_ESCAPE = re.compile(r"""(?:'(?:[^'\\]|\\['\\/bfnrt]|\\u[0-9a-fA-F]{4})*|"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*)(\\(?:u[0-9a-fA-F]{0,3}|[^u]?))""")
 
 
-def _unquote(token: str) -> str:
-    body = token[1:-1]
+class _LiteralError(Exception):
+    """A token the grammar accepts but whose value is not JSON (raised in the builder)."""
 
-    def one(match: re.Match[str]) -> str:
-        esc = match.group(1)
-        if len(esc) == 5:
-            return chr(int(esc[1:], 16))
-        return _SIMPLE_ESCAPES.get(esc, esc)
+    def __init__(self, reason: str, start: int, end: int) -> None:
+        self.reason, self.start, self.end = reason, start, end
 
-    return _ESCAPE.sub(one, body)
+
+def _unquote(token: Token) -> str:
+    # The grammar admits exactly JSON's escapes (and \' in single quotes), so after
+    # turning a single-quoted body into a double-quoted one, json.loads decodes it,
+    # pairing \ud83d\ude00 into one character.
+    text = str(token)
+    if text[0] == "'":
+        body = re.sub(r"\\(.)|\"", lambda m: "\\\"" if m.group(0) == '"' else (
+            "'" if m.group(1) == "'" else m.group(0)), text[1:-1])
+        text = f'"{body}"'
+    value: str = json.loads(text)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _LiteralError("a \\u escape names half of a surrogate pair",
+                            token.start_pos or 0, token.end_pos or 0) from None
+    return value
 
 
 def _span(meta_or_token: object) -> Span:
@@ -269,13 +311,17 @@ class _Build(Transformer[Token, object]):
         return int(word) if word.lstrip("-").isdigit() and word.isascii() else word
 
     def quoted_segment(self, meta: object, children: list[Token]) -> str:
-        return _unquote(str(children[0]))
+        return _unquote(children[0])
 
     def string_literal(self, meta: object, children: list[Token]) -> Literal:
-        return Literal(_unquote(str(children[0])), _span(meta))
+        return Literal(_unquote(children[0]), _span(meta))
 
     def number_literal(self, meta: object, children: list[Token]) -> Literal:
         value = json.loads(str(children[0]))
+        if isinstance(value, float) and math.isinf(value):
+            token = children[0]
+            raise _LiteralError("the number is too large for JSON", token.start_pos or 0,
+                                token.end_pos or 0)
         return Literal(value, _span(meta))
 
     def true_literal(self, meta: object, children: list[Token]) -> Literal:

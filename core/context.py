@@ -98,6 +98,9 @@ class Context:
         cannot be applied (``push`` onto an object) is accepted, and reads of that kind
         then raise :class:`WriteError` (check with :meth:`write_error` before appending).
         """
+        return self._append(message)[0]
+
+    def _append(self, message: Any) -> tuple[Context, Write | None]:
         index = len(self._messages)
         try:
             frozen_message = freeze(message)
@@ -110,7 +113,7 @@ class Context:
         new._messages = self._messages.append(frozen_message)
         if write is not None:
             new._record(self, write, index)
-        return new
+        return new, write
 
     def extend(self, messages: Iterable[Any]) -> Context:
         """A new context with every message of ``messages`` appended in order."""
@@ -182,6 +185,22 @@ class Context:
             view = _apply(view, write, index)
         self._memo[key] = (version, view)
         return view
+
+    def append_checked(self, message: Any) -> tuple[Context, WriteError | None]:
+        """Append ``message`` unless its write cannot be applied.
+
+        Returns the new context and None, or this context unchanged and the
+        :class:`WriteError`. The engine appends every output this way, so a context it
+        builds never holds a write that cannot be applied.
+        """
+        new, write = self._append(message)
+        if write is None:
+            return new, None
+        before = self.view(write.kind, write.instance)[1]
+        after = new.view(write.kind, write.instance)[1]
+        if after is not None and before is None:
+            return self, after
+        return new, None
 
     def write_error(self, message: Any) -> WriteError | None:
         """The :class:`WriteError` appending ``message`` would cause, or None.

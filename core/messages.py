@@ -8,6 +8,7 @@ returns the :class:`Write` it stands for; ambiguous or malformed messages raise
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,9 @@ PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "s
 
 #: Keys that are never part of an inline payload.
 RESERVED_KEYS = frozenset({"type", "kind", "schema", "description"})
+
+#: What a kind looks like: the grammar's KIND terminal (a kind must be nameable as †kind).
+_KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
 
 #: Kinds that cannot hold data: the protocol's non-data message types.
 NON_DATA_KINDS = frozenset({"text", "system", "tool", "plan", "error", "meta", "output", "call"})
@@ -100,6 +104,12 @@ def _kind_of(message: Mapping[str, Any], mtype: str) -> str:
         raise MessageError(
             f'a "{mtype}" message has kind "{mtype}"; to write kind "{kind}" use '
             f'{{"type": "data", "kind": "{kind}", ...}}',
+            pointer="/kind",
+        )
+    if not _KIND.match(kind):
+        raise MessageError(
+            f'kind "{kind}" cannot be named in a reference (†kind.path); a kind starts with '
+            "a letter, _ or $ and holds word characters, $ and -",
             pointer="/kind",
         )
     if kind in NON_DATA_KINDS:

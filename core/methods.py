@@ -35,21 +35,27 @@ def _set(old: Frozen | Missing, new: Frozen) -> Frozen:
 
 def _merge(old: Frozen | Missing, new: Frozen) -> Frozen:
     # merge: deep. Objects merge key by key, recursively; anything else is replaced.
-    # Iterative over the keys both sides share as objects, so depth cannot overflow.
+    # Iterative over the levels both sides share as objects, so depth cannot overflow:
+    # descend once collecting one evolver per shared level (a parent always before its
+    # children), then fold the levels back bottom-up into their parents.
     if not (isinstance(old, PMap) and isinstance(new, PMap)):
         return new
-    # Collect the chain of shared object levels, then rebuild bottom-up.
-    result = old.evolver()
-    pending: list[tuple[str, Frozen, Frozen]] = []
-    for key, value in new.items():
-        current = old.get(key, MISSING)
-        if isinstance(current, PMap) and isinstance(value, PMap):
-            pending.append((key, current, value))
-        else:
-            result[key] = value
-    for key, current, value in pending:
-        result[key] = _merge(current, value)
-    return result.persistent()
+    levels: list[tuple[Frozen, int, str]] = []  # (evolver, parent level, key in parent)
+    todo: list[tuple[PMap[str, Frozen], PMap[str, Frozen], int, str]] = [(old, new, -1, "")]
+    while todo:
+        old_level, new_level, parent, parent_key = todo.pop()
+        evolver = old_level.evolver()
+        here = len(levels)
+        levels.append((evolver, parent, parent_key))
+        for key, value in new_level.items():
+            current = old_level.get(key, MISSING)
+            if isinstance(current, PMap) and isinstance(value, PMap):
+                todo.append((current, value, here, key))
+            else:
+                evolver[key] = value
+    for evolver, parent, parent_key in reversed(levels[1:]):
+        levels[parent][0][parent_key] = evolver.persistent()
+    return levels[0][0].persistent()
 
 
 def _assign(old: Frozen | Missing, new: Frozen) -> Frozen:
@@ -100,21 +106,24 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     spine: list[tuple[Frozen | Missing, str | int]] = []
     node: Frozen | Missing = root
     for depth, segment in enumerate(path):
-        here = render_path(path[:depth]) or "the root"
+        # The location is rendered only for an error: rendering it at every step made a
+        # write quadratic in the path's length.
         if isinstance(node, PMap):
-            key: str | int = segment if isinstance(segment, str) else _decimal_key(segment, here)
+            key: str | int = (
+                segment if isinstance(segment, str) else _decimal_key(segment, path, depth)
+            )
             spine.append((node, key))
             node = node.get(key, MISSING)
         elif isinstance(node, PVector):
             if not isinstance(segment, int):
                 raise WriteError(
-                    f"{here} is an array, so the key {segment!r} cannot be written in it "
-                    "(use an integer index)"
+                    f"{_where(path, depth)} is an array, so the key {segment!r} cannot be "
+                    "written in it (use an integer index)"
                 )
             index = segment + len(node) if segment < 0 else segment
             if not 0 <= index < len(node):
                 raise WriteError(
-                    f"index {segment} is out of range for the array at {here} "
+                    f"index {segment} is out of range for the array at {_where(path, depth)} "
                     f"(length {len(node)}); use push to append"
                 )
             spine.append((node, index))
@@ -122,14 +131,15 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
         elif node is MISSING:
             if isinstance(segment, int):
                 raise WriteError(
-                    f"{here} does not exist, so element {segment} cannot be created "
-                    "(write the array first, or push onto it)"
+                    f"{_where(path, depth)} does not exist, so element {segment} cannot be "
+                    "created (write the array first, or push onto it)"
                 )
             spine.append((MISSING, segment))
             node = MISSING
         else:
             raise WriteError(
-                f"{here} holds {_a(json_type(node))}, so nothing can be written below it"
+                f"{_where(path, depth)} holds {_a(json_type(node))}, so nothing can be "
+                "written below it"
             )
     node = combine(node, value)
     for container, key in reversed(spine):
@@ -143,10 +153,17 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     return node
 
 
-def _decimal_key(segment: int, here: str) -> str:
+def _decimal_key(segment: int, path: Path, depth: int) -> str:
     if segment < 0:
-        raise WriteError(f"{here} is an object, so the negative index {segment} has no meaning")
+        raise WriteError(
+            f"{_where(path, depth)} is an object, so the negative index {segment} has no meaning"
+        )
     return str(segment)
+
+
+def _where(path: Path, depth: int) -> str:
+    """The container reached after ``depth`` segments of ``path``, as text for an error."""
+    return render_path(path[:depth]) or "the root"
 
 
 def _a(type_name: str) -> str:

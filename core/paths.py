@@ -59,15 +59,22 @@ def overlaps(a: Path, b: Path) -> bool:
     """True when one path is a prefix of the other (so a write at one affects the other).
 
     Negative indexes alias non-negative ones, so an integer against an integer overlaps
-    unless both have the same sign and differ.
+    unless both have the same sign and differ; an index n >= 0 overlaps the key ``str(n)``
+    (on an object, that index is that key).
     """
     for x, y in zip(a, b):
-        if x == y:
+        if x == y or _same_key(x, y) or _same_key(y, x):
             continue
         if isinstance(x, int) and isinstance(y, int) and (x < 0) != (y < 0):
             continue  # -1 may be the same element as 3
         return False
     return True
+
+
+def _same_key(x: Segment, y: Segment) -> bool:
+    # On an object an index n >= 0 reads and writes the key spelled str(n), so the
+    # segments 0 and "0" can name the same value.
+    return isinstance(x, int) and isinstance(y, str) and x >= 0 and str(x) == y
 
 
 def is_prefix(prefix: Path, path: Path) -> bool:

@@ -45,55 +45,54 @@ class NotJSONError(ValueError):
     def __init__(self, reason: str, pointer: str) -> None:
         self.reason = reason
         self.pointer = pointer
-        super().__init__(f"{reason} at {pointer or '/'}")
+        shown = pointer if len(pointer) <= 120 else pointer[:60] + "…" + pointer[-40:]
+        super().__init__(f"{reason} at {shown or '/'}")
+
+
+#: Deepest nesting of a JSON value obelisk accepts (objects and arrays inside each other).
+MAX_JSON_DEPTH = 512
 
 
 def freeze(value: Any, pointer: str = "") -> Frozen:
     """The frozen form of a plain JSON value; raises :class:`NotJSONError` for non-JSON.
 
-    Iterative (an explicit post-order stack), so deeply nested values cannot exhaust the
-    Python stack, and a container that contains itself is rejected, never looped over.
+    Values nested deeper than :data:`MAX_JSON_DEPTH` are refused (which also catches a
+    container that contains itself), so freezing can never exhaust the Python stack, and
+    later recursive operations on frozen values (deep merge) are bounded too.
     """
-    if not _is_container(value):
-        return _freeze_scalar(value, pointer)
-    built: dict[int, Frozen] = {}
-    on_path: set[int] = set()
-    stack: list[tuple[Any, str, bool]] = [(value, pointer, False)]
-    while stack:
-        node, ptr, children_done = stack.pop()
-        items = _items(node, ptr)
-        if not children_done:
-            if id(node) in on_path:
-                raise NotJSONError("a container contains itself", ptr)
-            on_path.add(id(node))
-            stack.append((node, ptr, True))
-            for key, child in items:
-                if _is_container(child):
-                    stack.append((child, f"{ptr}/{_escape(str(key))}", False))
-            continue
-        on_path.discard(id(node))
-        parts = [
-            (key, built[id(child)] if _is_container(child)
-             else _freeze_scalar(child, f"{ptr}/{_escape(str(key))}"))
-            for key, child in items
-        ]
-        built[id(node)] = (
-            pmap(parts) if isinstance(node, Mapping) else pvector(v for _, v in parts)
-        )
-    return built[id(value)]
+    try:
+        return _freeze(value, 0)
+    except NotJSONError as exc:
+        raise NotJSONError(exc.reason, pointer + exc.pointer) from None
 
 
-def _is_container(value: Any) -> bool:
-    return isinstance(value, (Mapping, list, tuple)) and not isinstance(value, (PMap, PVector))
-
-
-def _items(node: Any, ptr: str) -> list[tuple[Any, Any]]:
-    if isinstance(node, Mapping):
-        for key in node:
-            if not isinstance(key, str):
-                raise NotJSONError(f"object key {key!r} is not a string", ptr)
-        return list(node.items())
-    return list(enumerate(node))
+def _freeze(value: Any, depth: int) -> Frozen:
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return value
+    if t is dict or (t is not PMap and isinstance(value, Mapping)):
+        if depth >= MAX_JSON_DEPTH:
+            raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
+        out = {}
+        for key, child in value.items():
+            if type(key) is not str:
+                raise NotJSONError(f"object key {key!r} is not a string", "")
+            try:
+                out[key] = _freeze(child, depth + 1)
+            except NotJSONError as exc:
+                raise NotJSONError(exc.reason, "/" + _escape(key) + exc.pointer) from None
+        return pmap(out)
+    if t is list or t is tuple:
+        if depth >= MAX_JSON_DEPTH:
+            raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
+        items = []
+        for index, child in enumerate(value):
+            try:
+                items.append(_freeze(child, depth + 1))
+            except NotJSONError as exc:
+                raise NotJSONError(exc.reason, f"/{index}{exc.pointer}") from None
+        return pvector(items)
+    return _freeze_scalar(value, "")
 
 
 def _freeze_scalar(value: Any, pointer: str) -> Frozen:

@@ -1,0 +1,102 @@
+"""An index of written paths, so finding the writers a read overlaps never scans every writer.
+
+Targets are stored in a trie per kind, keyed by path segment. A query for path ``P``
+collects the entries on the way down to ``P`` (writes at or above it) and every entry
+below it (writes inside it). Negative and non-negative indexes may name the same array
+element, so an integer segment also follows integer children of the other sign.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+from obelisk.core.paths import Path
+
+T = TypeVar("T")
+
+
+class _Node(Generic[T]):
+    __slots__ = ("entries", "children", "negative", "nonnegative")
+
+    def __init__(self) -> None:
+        self.entries: list[T] = []
+        self.children: dict[str | int, _Node[T]] = {}
+        # Integer children by sign, so a query crosses to the other sign without a scan
+        # of every key.
+        self.negative: list[_Node[T]] = []
+        self.nonnegative: list[_Node[T]] = []
+
+
+class PathIndex(Generic[T]):
+    """Entries filed under ``(kind, path)``; :meth:`overlapping` finds those that overlap.
+
+    Built once while compiling, then only read. Entries come back in the order they were
+    added within each trie node; callers sort when they need a global order.
+    """
+
+    def __init__(self) -> None:
+        self._roots: dict[str, _Node[T]] = {}
+
+    def add(self, kind: str, path: Path, entry: T) -> None:
+        node = self._roots.setdefault(kind, _Node())
+        for segment in path:
+            child = node.children.get(segment)
+            if child is None:
+                child = node.children[segment] = _Node()
+                if isinstance(segment, int):
+                    (node.negative if segment < 0 else node.nonnegative).append(child)
+            node = child
+        node.entries.append(entry)
+
+    def kinds(self) -> Iterator[str]:
+        return iter(self._roots)
+
+    def under_kind(self, kind: str) -> Iterator[T]:
+        """Every entry of ``kind``."""
+        root = self._roots.get(kind)
+        if root is not None:
+            yield from _subtree(root)
+
+    def overlapping(self, kind: str, path: Path) -> Iterator[T]:
+        """Every entry whose path is a prefix of ``path`` or has ``path`` as a prefix."""
+        root = self._roots.get(kind)
+        if root is None:
+            return
+        frontier = [root]
+        for segment in path:
+            following: list[_Node[T]] = []
+            for node in frontier:
+                yield from node.entries  # written at or above the path
+                following.extend(_matching_children(node, segment))
+            frontier = following
+            if not frontier:
+                return
+        for node in frontier:
+            yield from _subtree(node)  # written at or below the path
+
+
+def _matching_children(node: _Node[T], segment: str | int) -> Iterator[_Node[T]]:
+    # The same rules as core.paths.overlaps: equal segments; an index n >= 0 and the key
+    # "n" (on an object they are one key); indexes of opposite signs (-1 may be 3).
+    exact = node.children.get(segment)
+    if exact is not None:
+        yield exact
+    if isinstance(segment, int):
+        if segment >= 0:
+            alias = node.children.get(str(segment))
+            if alias is not None:
+                yield alias
+        yield from (node.nonnegative if segment < 0 else node.negative)
+    elif segment.isdigit() and segment.isascii() and str(int(segment)) == segment:
+        alias = node.children.get(int(segment))
+        if alias is not None:
+            yield alias
+
+
+def _subtree(node: _Node[T]) -> Iterator[T]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield from current.entries
+        stack.extend(current.children.values())

@@ -1,0 +1,86 @@
+"""Activities: what users register, and the one place their results become outcomes.
+
+An activity is a plain or async callable ``(call, tool, context)``: the resolved call
+(meta-properties included), the tool schema (plain JSON, or None without a tool
+registry) and the scoped, read-only context. It returns a value (written to the first
+alternative), a :class:`Branch` (written to the alternative it names), or raises (an
+:class:`ActivityError` sets the error's type, message and data).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeAlias, Union
+
+from attrs import frozen
+
+from obelisk.core.context import Context
+from obelisk.core.errors import ObeliskError
+from obelisk.core.values import MISSING
+from obelisk.interpreters.machine import Chose, Invocation, Outcome, Raised, Returned
+
+
+@frozen
+class Branch:
+    """An activity's explicit choice: write ``value`` to the alternative ``path`` names."""
+
+    path: str
+    value: Any = None
+
+
+class ActivityError(ObeliskError):
+    """Raised by an activity to fail with a chosen error ``type``, ``message`` and ``data``."""
+
+    def __init__(self, type: str, message: str, data: Any = None) -> None:
+        self.type = type
+        self.message = message
+        self.data = data
+        super().__init__(f"{type}: {message}")
+
+
+class Activity(Protocol):
+    """The signature of an activity (and of a latent executor or a mock function)."""
+
+    def __call__(self, call: dict[str, Any], tool: Any, context: Context) -> Any: ...
+
+
+Activities: TypeAlias = Mapping[str, Callable[..., Any]]
+
+
+def outcome_of_value(value: Any) -> Outcome:
+    """A returned value as an outcome: a Branch is a choice, anything else a result."""
+    if isinstance(value, Branch):
+        return Chose(value.path, value.value)
+    return Returned(value)
+
+
+def outcome_of_exception(exc: BaseException) -> Outcome:
+    """A raised exception as an outcome (an ActivityError keeps its type and data)."""
+    if isinstance(exc, ActivityError):
+        return Raised(exc.type, exc.message, MISSING if exc.data is None else exc.data)
+    return Raised(type(exc).__name__, str(exc) or type(exc).__name__)
+
+
+def latent_outcome(invocation: Invocation) -> Outcome | None:
+    """A latent call's own ``_output`` as its result, or None when it has none."""
+    if "_output" in invocation.call:
+        return Returned(invocation.call["_output"])
+    return None
+
+
+def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
+    """The three arguments an activity receives, fresh for each invocation."""
+    tool = invocation.tool.to_json() if invocation.tool is not None else None
+    return dict(invocation.call), tool, invocation.context
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """True for ``async def`` functions (and callables whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None))
+
+
+Invoke: TypeAlias = Callable[[Invocation], Outcome]
+AsyncInvoke: TypeAlias = Callable[[Invocation], Awaitable[Outcome]]
+Maybe: TypeAlias = Union[Any, Awaitable[Any]]

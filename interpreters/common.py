@@ -1,0 +1,83 @@
+"""What the interpreters share besides the machine: preparing a plan, choosing an
+executor for a call (§7 step 4), and the clock."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.context import Context
+from obelisk.interpreters.activities import latent_outcome
+from obelisk.interpreters.machine import Invocation, Outcome, PlanRefused, Raised, executor_for
+
+
+def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any] | None,
+            tools: ToolRegistry | Iterable[Any] | None = (), instances: bool = False
+            ) -> tuple[CompiledPlan, Context]:
+    """A compiled plan and the context to run it on; refuses a plan with errors.
+
+    A list of calls is compiled first (with ``tools`` and ``instances``). A CompiledPlan
+    runs on ``context`` when one is given, else on the context it was compiled against.
+    """
+    if isinstance(plan, CompiledPlan):
+        compiled = plan
+        ctx = context if isinstance(context, Context) else (
+            Context.of(context) if context is not None else plan.context)
+    else:
+        ctx = context if isinstance(context, Context) else Context.of(context or ())
+        compiled = compile_plan(plan, tools=tools, context=ctx, instances=instances)
+    if not compiled.ok:
+        raise PlanRefused(compiled)
+    return compiled, ctx
+
+
+def choose(plan: CompiledPlan, invocation: Invocation,
+           activities: Mapping[str, Callable[..., Any]],
+           latent: Callable[..., Any] | None) -> Callable[..., Any] | Outcome:
+    """The function that runs an invocation, or the outcome when none needs to run.
+
+    The tool's ``_activity``, else an activity named like the tool, else latent: the
+    call's own ``_output``, else the latent executor, else a ``NoActivity`` failure.
+    """
+    node = plan.nodes[invocation.node]
+    name = executor_for(plan, node, activities.keys())
+    if name:
+        fn = activities.get(name)
+        if fn is None:
+            return Raised("NoActivity", f"the tool names _activity {name!r}, but no activity "
+                          "of that name is registered", contract=True)
+        return fn
+    own = latent_outcome(invocation)
+    if own is not None:
+        return own
+    if latent is not None:
+        return latent
+    return Raised(
+        "NoActivity",
+        f"{node.label} is latent (no activity is registered for {node.tool!r} and the call "
+        "has no _output); register an activity, or pass latent= to run latent calls",
+        contract=True,
+    )
+
+
+def utc_now() -> str:
+    """The default clock: the current UTC time, ISO 8601 with milliseconds."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def clock_of(clock: Callable[[], Any] | None, default: Callable[[], str] = utc_now) -> Callable[[], str]:
+    """A clock returning ISO 8601 text from one that returns a datetime or a string."""
+    if clock is None:
+        return default
+
+    def read() -> str:
+        value = clock()
+        if isinstance(value, datetime.datetime):
+            return value.isoformat()
+        return str(value)
+
+    return read

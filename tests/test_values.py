@@ -1,0 +1,247 @@
+"""core/values.py: MISSING, freeze, thaw, present (SEMANTICS §2: MISSING is not null)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from typing import Any
+
+import pytest
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from obelisk.core.values import MISSING, NotJSONError, freeze, present, thaw
+
+
+def strict(value: Any) -> str:
+    """JSON text that tells true from 1 and 1 from 1.0 (``==`` does not)."""
+    return json.dumps(value, sort_keys=True)
+
+
+# -- MISSING ---------------------------------------------------------------------------
+
+
+def test_missing_is_a_falsy_singleton_distinct_from_null() -> None:
+    assert MISSING is not None
+    assert MISSING != None  # noqa: E711 - the point is that null and MISSING differ
+    assert not MISSING
+    assert repr(MISSING) == "MISSING"
+    assert copy.deepcopy(MISSING) is MISSING
+    assert pickle.loads(pickle.dumps(MISSING)) is MISSING
+
+
+def test_missing_is_exported_once() -> None:
+    import obelisk
+    import obelisk.core
+
+    assert obelisk.MISSING is MISSING
+    assert obelisk.core.MISSING is MISSING
+
+
+# -- present: the test of || and && ----------------------------------------------------
+
+PRESENT = [
+    (MISSING, False),
+    (None, False),
+    (0, True),
+    (0.0, True),
+    ("", True),
+    (False, True),
+    (pvector(), True),
+    (pmap(), True),
+    ("†x", True),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), PRESENT)
+def test_present(value: Any, expected: bool) -> None:
+    assert present(value) is expected
+
+
+# -- freeze ------------------------------------------------------------------------------
+
+FREEZE = [
+    (None, None),
+    (True, True),
+    (False, False),
+    (0, 0),
+    (-7, -7),
+    (1.5, 1.5),
+    ("", ""),
+    ("†state.x", "†state.x"),
+    ([], pvector()),
+    ({}, pmap()),
+    ([1, [2, [3]]], pvector([1, pvector([2, pvector([3])])])),
+    ({"a": {"b": [1, {"c": None}]}}, pmap({"a": pmap({"b": pvector([1, pmap({"c": None})])})})),
+    ({"имя": "Алекс"}, pmap({"имя": "Алекс"})),
+    ((1, 2), pvector([1, 2])),  # a tuple is an array
+]
+
+
+@pytest.mark.parametrize(("plain", "frozen"), FREEZE)
+def test_freeze(plain: Any, frozen: Any) -> None:
+    result = freeze(plain)
+    assert result == frozen
+    assert type(result) is type(frozen)
+
+
+def test_freeze_makes_nested_containers_persistent() -> None:
+    result = freeze({"a": [{"b": []}]})
+    assert isinstance(result, PMap)
+    assert isinstance(result["a"], PVector)
+    assert isinstance(result["a"][0], PMap)
+    assert isinstance(result["a"][0]["b"], PVector)
+
+
+def test_freeze_does_not_alias_the_input() -> None:
+    plain: dict[str, Any] = {"a": [1]}
+    frozen = freeze(plain)
+    plain["a"].append(2)
+    plain["b"] = 3
+    assert thaw(frozen) == {"a": [1]}
+
+
+def test_freeze_shared_but_acyclic_containers() -> None:
+    shared = [1, {"x": 2}]
+    assert thaw(freeze({"a": shared, "b": shared, "c": [shared, shared]})) == {
+        "a": shared, "b": shared, "c": [shared, shared],
+    }
+
+
+def test_freeze_is_idempotent() -> None:
+    once = freeze({"a": [1, {"b": 2}]})
+    assert freeze(once) == once
+
+
+def _cycle_in_list() -> Any:
+    a: list[Any] = []
+    a.append(a)
+    return a
+
+
+def _cycle_in_dict() -> Any:
+    d: dict[str, Any] = {}
+    d["x"] = [1, {"y": d}]
+    return d
+
+
+NOT_JSON = [
+    # (value, a JSON Pointer the error points at, a word the reason contains)
+    (float("nan"), "", "nan"),
+    (float("inf"), "", "inf"),
+    (float("-inf"), "", "inf"),
+    ({"a": [1, float("nan")]}, "/a/1", "nan"),
+    ({1: "x"}, "", "key"),
+    ({"a": {None: 1}}, "/a", "key"),
+    ({1, 2}, "", "set"),
+    ({"a": {1}}, "/a", "set"),
+    (b"bytes", "", "bytes"),
+    ({"a": [b"x"]}, "/a/0", "bytes"),
+    (object(), "", "object"),
+    ({"a/b": {"c~d": float("nan")}}, "/a~1b/c~0d", "nan"),  # RFC 6901 escaping
+]
+
+
+@pytest.mark.parametrize(("value", "pointer", "word"), NOT_JSON)
+def test_freeze_rejects_non_json(value: Any, pointer: str, word: str) -> None:
+    with pytest.raises(NotJSONError) as info:
+        freeze(value)
+    assert info.value.pointer == pointer
+    assert word in info.value.reason.lower()
+
+
+@pytest.mark.parametrize("make", [_cycle_in_list, _cycle_in_dict])
+def test_freeze_rejects_a_container_that_contains_itself(make: Any) -> None:
+    with pytest.raises(NotJSONError):
+        freeze(make())
+
+
+def test_freeze_prefixes_the_given_pointer() -> None:
+    with pytest.raises(NotJSONError) as info:
+        freeze({"a": float("nan")}, "/state")
+    assert info.value.pointer == "/state/a"
+
+
+def test_freeze_of_a_very_deep_value_never_overflows_the_stack() -> None:
+    # 100,000 levels: either frozen (iteratively) or refused with NotJSONError, never a
+    # RecursionError.
+    value: Any = 1
+    for _ in range(100_000):
+        value = {"a": value}
+    try:
+        frozen = freeze(value)
+    except NotJSONError:
+        return
+    depth = 0
+    while isinstance(frozen, PMap):
+        frozen = frozen["a"]
+        depth += 1
+    assert depth == 100_000
+
+
+def test_freeze_and_thaw_a_moderately_deep_value() -> None:
+    value: Any = [1]
+    for _ in range(200):  # 400 levels of containers
+        value = {"a": [value]}
+    assert thaw(freeze(value)) == value
+
+
+# -- thaw --------------------------------------------------------------------------------
+
+THAW = [
+    (None, None),
+    (3, 3),
+    ("x", "x"),
+    (pvector(), []),
+    (pmap(), {}),
+    (pmap({"a": pvector([1, pmap({"b": True})])}), {"a": [1, {"b": True}]}),
+]
+
+
+@pytest.mark.parametrize(("frozen", "plain"), THAW)
+def test_thaw(frozen: Any, plain: Any) -> None:
+    result = thaw(frozen)
+    assert strict(result) == strict(plain)
+    assert type(result) is type(plain)
+
+
+def test_thaw_gives_plain_containers_all_the_way_down() -> None:
+    result = thaw(freeze({"a": [{"b": [1]}]}))
+    assert type(result) is dict
+    assert type(result["a"]) is list
+    assert type(result["a"][0]) is dict
+    assert type(result["a"][0]["b"]) is list
+
+
+def test_thaw_sorts_object_keys() -> None:
+    keys = [f"k{i:03}" for i in range(200)]
+    frozen = freeze({k: {k2: 0 for k2 in reversed(keys[:5])} for k in reversed(keys)})
+    plain = thaw(frozen)
+    assert list(plain) == sorted(keys)
+    assert all(list(inner) == sorted(keys[:5]) for inner in plain.values())
+
+
+def test_thaw_of_a_deep_value_is_iterative() -> None:
+    from pyrsistent import pmap as pm
+
+    frozen: Any = 1
+    for _ in range(20_000):  # built directly, beyond any freeze limit
+        frozen = pm({"a": frozen})
+    plain = thaw(frozen)
+    depth = 0
+    while isinstance(plain, dict):
+        plain = plain["a"]
+        depth += 1
+    assert depth == 20_000
+
+
+ROUND_TRIP = [
+    {"user": {"name": "Alex", "tags": ["new", "vip"], "age": 3, "ratio": 0.5, "ok": True}},
+    [None, False, 0, 0.0, "", [], {}],
+    {"пользователь": {"имя": "Алекс", "my key": {"0": [1]}}},
+]
+
+
+@pytest.mark.parametrize("plain", ROUND_TRIP)
+def test_thaw_freeze_round_trip(plain: Any) -> None:
+    assert strict(thaw(freeze(plain))) == strict(plain)
