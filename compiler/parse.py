@@ -260,7 +260,7 @@ def _unquote(token: Token) -> str:
         body = re.sub(r"\\(.)|\"", lambda m: "\\\"" if m.group(0) == '"' else (
             "'" if m.group(1) == "'" else m.group(0)), text[1:-1])
         text = f'"{body}"'
-    value: str = json.loads(text)
+    value: str = json.loads(text, strict=False)  # raw control characters are kept as they are
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -260,7 +260,12 @@ def _forced(plan: CompiledPlan, node_id: int, alt: int, outcome: Outcome) -> Out
             targets = node.output.alternatives[alt].targets
             if any(str(t) == path.strip() for t in targets):
                 return outcome
-    value = outcome.value if isinstance(outcome, (Returned, Chose)) else None
+    if isinstance(outcome, (Returned, Chose)):
+        value = outcome.value
+    else:  # a failure forced onto a value alternative: an example, never null (not present)
+        tool = plan.tool_of(node)
+        example = example_of(tool.output_schema) if tool and tool.output_schema else MISSING
+        value = {"explored": True} if example is MISSING else example
     if alt == last:
         return Raised("Explored", f"exploring alternative {alt + 1} of {count}")
     if alt == 0:

@@ -505,10 +505,15 @@ class CallOutcome:
     tool: str | None
     outcome: str
     reason: str
+    #: The type of the error message the call added, if it added one.
+    error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"call": self.call, "instance": self.instance, "tool": self.tool,
-                "outcome": self.outcome, "reason": self.reason}
+        out = {"call": self.call, "instance": self.instance, "tool": self.tool,
+               "outcome": self.outcome, "reason": self.reason}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
 
 
 @frozen
@@ -543,6 +548,7 @@ def finish(state: RunState, *, cancelled: bool = False) -> RunResult:
         CallOutcome(
             call=node.index, instance=node.instance, tool=node.tool,
             outcome=state.status[node.id].value, reason=state.reasons.get(node.id, ""),
+            error=state.errors[node.id]["data"]["error"]["type"] if node.id in state.errors else None,
         )
         for node in plan.nodes
     )

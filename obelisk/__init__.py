@@ -6,12 +6,24 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
+from obelisk.compiler.diagnostics import Diagnostic, Severity
 from obelisk.compiler.parse import parse_input, parse_output
+from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
+from obelisk.compiler.tools import (
+    Tool, ToolError, ToolRegistry, compose_calls_schema, resolve_activity,
+)
 from obelisk.core.ast import Expr
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Json, Missing, thaw
+from obelisk.interpreters.activities import ActivityError, Branch
+from obelisk.interpreters.aio import run_async
+from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
+from obelisk.interpreters.machine import (
+    Approve, CallOutcome, Deny, PlanRefused, Replace, RunResult,
+)
+from obelisk.interpreters.sync import run_sync
 
 __version__ = "0.1.0"
 
@@ -30,12 +42,35 @@ def resolve(context: Context, expression: str | Expr, instance: str | None = Non
 
 __all__ = [
     "MISSING",
+    "ActivityError",
+    "Approve",
+    "Branch",
+    "CallOutcome",
+    "CompiledPlan",
     "Context",
+    "Deny",
+    "Diagnostic",
+    "DryRunResult",
     "ExpressionSyntaxError",
     "MessageError",
+    "MockError",
     "ObeliskError",
+    "PlanError",
+    "PlanRefused",
+    "Replace",
+    "RunResult",
+    "Severity",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
     "WriteError",
+    "compile_plan",
+    "compose_calls_schema",
+    "dry_run",
     "parse_input",
     "parse_output",
     "resolve",
+    "resolve_activity",
+    "run_async",
+    "run_sync",
 ]

@@ -7,17 +7,33 @@ Exit codes: 0 success, 1 a failed check (MISSING, an invalid plan, a failing vec
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from obelisk import conformance
+import asyncio
+import importlib
+import inspect
+from collections.abc import Mapping
+
+from obelisk import __version__, conformance
+from obelisk.compiler.diagnostics import render_text, summary
+from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.tools import ToolError, ToolRegistry, compose_calls_schema
+from obelisk.interpreters.aio import run_async
+from obelisk.interpreters.dryrun import MockError, dry_run, invalid_report
+from obelisk.interpreters.dryrun import report as dry_report
+from obelisk.interpreters.machine import Approve, Deny, Replace
+from obelisk.interpreters.sync import run_sync
+from obelisk.planfile import PlanFile, read_plan_file
+from obelisk.sarif import to_sarif
 from obelisk.compiler.parse import parse_input
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, thaw
-from obelisk.jsonio import InputError, dumps, load_json
+from obelisk.jsonio import InputError, dumps, load_json, parse_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -72,6 +88,262 @@ def cmd_conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if passed == len(outcomes) and outcomes else EXIT_FAILED
 
 
+def _compile(pf: PlanFile) -> CompiledPlan:
+    try:
+        context = Context.of(pf.context)
+    except MessageError as exc:
+        raise InputError(f"{pf.name}: context {exc}") from None
+    try:
+        return compile_plan(pf.plan, tools=pf.tools, context=context, instances=pf.instances)
+    except ToolError as exc:
+        raise InputError(f"{pf.name}: {exc}") from None
+
+
+def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    pf = read_plan_file(args.file)
+    plan = _compile(pf)
+    diagnostics = plan.diagnostics
+    if args.format == "json":
+        print(dumps([d.to_json() for d in diagnostics]), file=out)
+    elif args.format == "sarif":
+        print(dumps(to_sarif(diagnostics, pf.name, __version__)), file=out)
+    else:
+        for diagnostic in diagnostics:
+            print(render_text(diagnostic, pf.name), file=out)
+        print(f"{pf.name}: {len(plan.nodes)} call(s), {len(plan.edges)} edge(s): "
+              f"{summary(diagnostics)}", file=out)
+    return EXIT_FAILED if not plan.ok else EXIT_OK
+
+
+def cmd_graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    pf = read_plan_file(args.file)
+    plan = _compile(pf)
+    if args.format == "dot":
+        out.write(plan.to_dot())
+    elif args.format == "json":
+        print(dumps(plan.to_json()), file=out)
+    else:
+        out.write(plan.to_mermaid())
+    if not plan.ok:
+        print(f"note: the plan has errors ({summary(plan.diagnostics)}); "
+              f"see obelisk validate {args.file}", file=err)
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    pf = read_plan_file(args.file)
+    try:
+        registry = ToolRegistry.of(pf.tools)
+    except ToolError as exc:
+        raise InputError(f"{pf.name}: {exc}") from None
+    names = list(load_activities(args.activities)) if args.activities else []
+    print(dumps(compose_calls_schema(registry, names)), file=out)
+    return EXIT_OK
+
+
+def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
+    """The activity mapping named ``package.module:NAME`` (a dict of name -> callable)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise InputError(f"--activities takes package.module:NAME, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import error in user code is bad input, not a crash
+        raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    mapping = getattr(module, attribute, None)
+    if not isinstance(mapping, Mapping) or not all(
+            isinstance(k, str) and callable(v) for k, v in mapping.items()):
+        raise InputError(f"{spec} must be a dict of activity name -> callable")
+    return mapping
+
+
+def _report_text(report: Mapping[str, Any], out: TextIO) -> None:
+    calls = report["calls"]
+    width = max([len(c["tool"] or "?") for c in calls] + [4])
+    print(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason", file=out)
+    for c in calls:
+        instance = "" if c["instance"] is None else str(c["instance"])
+        print(f"{c['call']:>4}  {instance:<8}  {c['tool'] or '?':<{width}}  {c['outcome']:<9}  "
+              f"{c['reason']}", file=out)
+    views = report["views"]
+    if views:
+        print("\nvalues:", file=out)
+        for kind, per in views.items():
+            for layer, value in per.items():
+                label = f"†{kind}" + ("" if layer == "global" else f"  [instance {layer}]")
+                print(f"  {label} = {dumps(value, indent=None)}", file=out)
+    if report["errors"]:
+        print("\nerrors:", file=out)
+        for message in report["errors"]:
+            error = message["data"]["error"]
+            call = message["data"]["call"].get("_tool", "?")
+            where = f" [instance {message['_instance']}]" if "_instance" in message else ""
+            print(f"  {call}{where}: {error['type']}: {error['message']}", file=out)
+    explore = report.get("explore")
+    if explore:
+        print(f"\nexplored {explore['run']} of {explore['total']} branch combination(s)"
+              + (" (truncated)" if explore["truncated"] else "") + ":", file=out)
+        for number, combo in enumerate(explore["combinations"], 1):
+            chosen = ", ".join(
+                f"call {c['call']}{'' if c['instance'] is None else ' [' + str(c['instance']) + ']'}"
+                f" -> alternative {c['alternative']}" for c in combo["choices"]) or "no branch taken"
+            print(f"  {number}. {chosen}: executed {combo['executed']}, skipped {combo['skipped']}, "
+                  f"failed {combo['failed']}", file=out)
+    print(f"\nstatus: {report['status']}", file=out)
+
+
+def cmd_dry_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    pf = read_plan_file(args.file)
+    mocks = dict(pf.mocks)
+    if args.mocks:
+        extra = load_json(args.mocks)
+        if not isinstance(extra, Mapping):
+            raise InputError(f"{args.mocks}: mocks are an object of tool name -> mock")
+        mocks.update(extra)
+    plan = _compile(replace_instances(pf, args.instances))
+    if not plan.ok:
+        report = invalid_report(plan)
+        if args.json:
+            print(dumps(report), file=out)
+        else:
+            for diagnostic in plan.diagnostics:
+                print(render_text(diagnostic, pf.name), file=err)
+            print(f"{pf.name}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran",
+                  file=err)
+        return EXIT_FAILED
+    try:
+        result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
+    except MockError as exc:
+        raise InputError(f"{args.mocks or pf.name}: {exc}") from None
+    report = result.report()
+    if args.json:
+        print(dumps(report), file=out)
+    else:
+        _report_text(report, out)
+    return EXIT_FAILED if report["errors"] else EXIT_OK
+
+
+def replace_instances(pf: PlanFile, instances: bool) -> PlanFile:
+    return PlanFile(pf.name, pf.plan, pf.context, pf.tools, pf.instances or instances, pf.mocks)
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    pf = read_plan_file(args.file)
+    activities = load_activities(args.activities)
+    plan = _compile(replace_instances(pf, args.instances))
+    if not plan.ok:
+        for diagnostic in plan.diagnostics:
+            print(render_text(diagnostic, pf.name), file=err)
+        print(f"{pf.name}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran", file=err)
+        return EXIT_FAILED
+    progress = Progress(len(plan.nodes), err, enabled=err.isatty() and not args.approve)
+    approve = terminal_approval(out, err) if args.approve else None
+    tracked = {name: progress.wrap(fn) for name, fn in activities.items()}
+    if args.interpreter == "asyncio":
+        result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
+                                       max_concurrency=args.max_concurrency, timeout=args.timeout))
+    else:
+        result = run_sync(plan, activities=tracked, approve=approve)
+    progress.close()
+    report = dry_report(result)
+    _report_text(report, out)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                handle.write(dumps(result.context.to_json()) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
+
+
+class Progress:
+    """Live progress on a terminal: calls done of total, running, failed."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+        self.done = self.running = self.failed = 0
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not self.enabled:
+            return fn
+        if inspect.iscoroutinefunction(fn):
+            async def run_async_fn(*a: Any) -> Any:
+                self._start()
+                try:
+                    return await fn(*a)
+                except BaseException:
+                    self.failed += 1
+                    raise
+                finally:
+                    self._end()
+            return run_async_fn
+
+        def run_fn(*a: Any) -> Any:
+            self._start()
+            try:
+                return fn(*a)
+            except BaseException:
+                self.failed += 1
+                raise
+            finally:
+                self._end()
+        return run_fn
+
+    def _start(self) -> None:
+        self.running += 1
+        self._show()
+
+    def _end(self) -> None:
+        self.running -= 1
+        self.done += 1
+        self._show()
+
+    def _show(self) -> None:
+        self.stream.write(f"\r{self.done}/{self.total} done, {self.running} running, "
+                          f"{self.failed} failed   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], Any]:
+    """Ask at the terminal before each call: approve, deny (with a reason), or edit."""
+
+    def ask(call: dict[str, Any]) -> Any:
+        print(f"\nabout to run {call.get('_tool')!r} with:", file=err)
+        print(dumps({k: v for k, v in call.items() if not k.startswith("_")}), file=err)
+        while True:
+            err.write("[a]pprove, [d]eny, [e]dit parameters? ")
+            err.flush()
+            answer = sys.stdin.readline()
+            if not answer:
+                return Deny("no answer (end of input)")
+            choice = answer.strip().lower()[:1]
+            if choice == "a" or choice == "y":
+                return Approve()
+            if choice == "d" or choice == "n":
+                err.write("reason: ")
+                err.flush()
+                return Deny(sys.stdin.readline().strip() or "denied at the terminal")
+            if choice == "e":
+                err.write("new parameters as one line of JSON: ")
+                err.flush()
+                text = sys.stdin.readline()
+                try:
+                    params = parse_json(text, "the edited parameters")
+                except InputError as exc:
+                    print(exc, file=err)
+                    continue
+                if not isinstance(params, dict):
+                    print("the parameters must be a JSON object", file=err)
+                    continue
+                return Replace(params)
+
+    return ask
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="obelisk",
@@ -84,6 +356,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("expression", metavar="EXPRESSION", help="for example '†state.user.id'")
     p.add_argument("--instance", metavar="ID", help="read for this instance (global data below it)")
     p.set_defaults(run=cmd_resolve)
+
+    p = sub.add_parser("validate", help="check a plan file and report every problem")
+    p.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    p.set_defaults(run=cmd_validate)
+
+    p = sub.add_parser("graph", help="print a plan's dataflow graph")
+    p.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+    p.add_argument("--format", choices=["mermaid", "dot", "json"], default="mermaid")
+    p.set_defaults(run=cmd_graph)
+
+    p = sub.add_parser("schema", help="print the composed calls schema for a file's tools")
+    p.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+    p.add_argument("--activities", metavar="MODULE:NAME",
+                   help="an importable dict of activities, to fill in _activity")
+    p.set_defaults(run=cmd_schema)
+
+    p = sub.add_parser("dry-run", help="simulate a plan with mocks (no activity runs)")
+    p.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+    p.add_argument("--mocks", metavar="M.json", help="mocks by tool name (added to the file's)")
+    p.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    p.add_argument("--instances", action="store_true", help="map the plan over the instances")
+    p.add_argument("--explore", action="store_true", help="run every combination of branches")
+    p.add_argument("--json", action="store_true", help="print the JSON report")
+    p.set_defaults(run=cmd_dry_run)
+
+    p = sub.add_parser("run", help="run a plan with real activities")
+    p.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+    p.add_argument("--activities", metavar="MODULE:NAME", required=True,
+                   help="an importable dict of activity name -> callable")
+    p.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    p.add_argument("--instances", action="store_true", help="map the plan over the instances")
+    p.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
+    p.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
+    p.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+    p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("conformance", help="run conformance vectors")
     p.add_argument("paths", nargs="+", metavar="PATH", help="vector files or folders of *.json")
@@ -114,6 +423,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except KeyboardInterrupt:
         print("interrupted", file=err)
         return 130
+    except Exception as exc:  # a bug in obelisk: say so in one line, not a traceback
+        if os.environ.get("OBELISK_DEBUG"):
+            raise
+        print(f"obelisk: internal error (a bug, please report it): {type(exc).__name__}: {exc}\n"
+              "set OBELISK_DEBUG=1 to see the traceback", file=err)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

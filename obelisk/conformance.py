@@ -127,9 +127,116 @@ def check_case(case: Any, context: Context) -> list[str]:
             f"expected {_show(want)}, got {_show(got)}" + (f"\n{detail}" if detail else "")]
 
 
+RUN_FIELDS = ("values", "executed", "skipped", "failed", "errors")
+EXPECT_FIELDS = frozenset({"diagnostics", "only_listed_errors", "not_reported", *RUN_FIELDS})
+MATCH_FIELDS = frozenset({"code", "severity", "call", "calls", "pointer"})
+
+
 def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) -> list[str]:
-    """How a plan vector fails. Plans arrive with the compiler and the interpreters."""
-    return ["plan vectors not supported yet (the plan compiler and interpreters are not built)"]
+    """How a plan vector fails: its diagnostics, then (when it runs) its dry run."""
+    from obelisk.compiler.plan import PlanError, compile_plan
+    from obelisk.compiler.tools import ToolError
+    from obelisk.interpreters.dryrun import MockError, dry_run
+    from obelisk.interpreters.machine import PlanRefused
+    from obelisk.planfile import plan_file_of
+
+    expect = vector.get("expect")
+    if not isinstance(expect, Mapping):
+        return ['a vector with "plan" needs an "expect" object']
+    unknown = [k for k in expect if k not in EXPECT_FIELDS]
+    if unknown:
+        return [f"expect: unknown field {k!r} (fields: {', '.join(sorted(EXPECT_FIELDS))})"
+                for k in unknown]
+    try:
+        pf = plan_file_of({k: v for k, v in vector.items()
+                           if k not in ("cases", "expect")}, str(vector.get("id")))
+        plan = compile_plan(pf.plan, tools=pf.tools, context=context, instances=pf.instances)
+    except (InputError, PlanError, ToolError) as exc:
+        return [f"the plan cannot be compiled: {exc}"]
+    problems: list[str] = []
+    found = [d.to_json() for d in plan.diagnostics]
+    for matcher in expect.get("diagnostics", []):
+        bad = _bad_matcher(matcher)
+        if bad:
+            problems.append(f"expect.diagnostics: {bad}")
+        elif not any(_matches(matcher, d) for d in found):
+            problems.append(f"expected diagnostic {dumps(matcher, indent=None)} was not reported"
+                            + _found_text(found))
+    for matcher in expect.get("not_reported", []):
+        bad = _bad_matcher(matcher)
+        if bad:
+            problems.append(f"expect.not_reported: {bad}")
+        for d in found:
+            if not bad and _matches(matcher, d):
+                problems.append(f"diagnostic {d['code']} at call {d['call']} {d['pointer']} "
+                                f"matches not_reported {dumps(matcher, indent=None)}: {d['message']}")
+    if expect.get("only_listed_errors", True):
+        listed = expect.get("diagnostics", [])
+        for d in found:
+            if d["severity"] == "error" and not any(_matches(m, d) for m in listed
+                                                     if not _bad_matcher(m)):
+                problems.append(f"unexpected error {d['code']} at call {d['call']} "
+                                f"{d['pointer'] or ''}: {d['message']}")
+    wants_run = any(k in expect for k in RUN_FIELDS)
+    if not wants_run:
+        return problems
+    if not plan.ok:
+        return problems + ["the vector expects a run, but the plan has errors and cannot run"]
+    try:
+        result = dry_run(plan, context, mocks=pf.mocks, interpreter=interpreter)
+    except (MockError, PlanRefused) as exc:
+        return problems + [str(exc)]
+    final = result.context
+    for number, case in enumerate(expect.get("values", [])):
+        problems.extend(f"values[{number}]: {p}" for p in check_case(case, final))
+    def ident(call: Any) -> Any:
+        return call.call if call.instance is None else [call.call, call.instance]
+    for key in ("executed", "skipped", "failed"):
+        if key in expect:
+            want = sorted(map(_key, expect[key]))
+            got = sorted(_key(ident(c)) for c in result.calls if c.outcome == key)
+            if want != got:
+                problems.append(f"{key}: expected {_ids(want)}, got {_ids(got)}")
+    if "errors" in expect:
+        want = sorted((_key(e.get("call") if "instance" not in e else [e["call"], e["instance"]]),
+                       str(e.get("instance")), e.get("type")) for e in expect["errors"])
+        got = [(_key(ident(c)), str(c.instance), c.error) for c in result.calls if c.error]
+        got.sort()
+        if want != got:
+            problems.append(f"errors: expected {want}, got {got}")
+    return problems
+
+
+def _key(call: Any) -> Any:
+    return (call, "") if not isinstance(call, list) else (call[0], str(call[1]))
+
+
+def _ids(keys: list[Any]) -> str:
+    return "[" + ", ".join(str(k[0]) if not k[1] else f"[{k[0]}, {k[1]}]" for k in keys) + "]"
+
+
+def _bad_matcher(matcher: Any) -> str:
+    if not isinstance(matcher, Mapping):
+        return "a matcher is an object"
+    unknown = [k for k in matcher if k not in MATCH_FIELDS]
+    return f"unknown matcher field(s) {unknown}" if unknown else ""
+
+
+def _matches(matcher: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
+    for key, want in matcher.items():
+        if key == "calls":
+            if sorted(found.get("calls", [])) != sorted(want):
+                return False
+        elif found.get(key) != want:
+            return False
+    return True
+
+
+def _found_text(found: list[dict[str, Any]]) -> str:
+    if not found:
+        return " (no diagnostics were reported)"
+    return " (reported: " + "; ".join(
+        f"{d['code']} call {d['call']} {d['pointer']}".strip() for d in found[:6]) + ")"
 
 
 def _show(outcome: tuple[str, Any]) -> str:

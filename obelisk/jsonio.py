@@ -34,7 +34,8 @@ def parse_json(text: str, name: str) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        line = text.splitlines()[exc.lineno - 1] if text.splitlines() else ""
+        lines = text.splitlines()
+        line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
         caret = " " * (exc.colno - 1) + "^"
         shown = line if len(line) <= 120 else line[max(0, exc.colno - 60):exc.colno + 60]
         if len(line) > 120:

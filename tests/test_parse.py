@@ -190,6 +190,28 @@ def test_parse_input_errors(text: str, column: int, expected: str) -> None:
     assert isinstance(error, ObeliskError)
 
 
+# Strings use JSON's escapes: anything else is an error at the backslash.
+BAD_STRINGS = [
+    ("'\\q'", 2, "escape"),
+    ('†a."\\q"', 5, "escape"),
+    ("'\\u12'", 2, "escape"),
+    ('"\\ud83d"', 1, "surrogate"),
+    ("1e400", 1, "too large"),
+]
+
+
+@pytest.mark.parametrize(("text", "column", "word"), BAD_STRINGS)
+def test_literals_that_are_not_json(text: str, column: int, word: str) -> None:
+    with pytest.raises(ExpressionSyntaxError) as info:
+        parse_input(text)
+    assert info.value.column == column, info.value.render()
+    assert word in info.value.reason
+
+
+def test_surrogate_pairs_join() -> None:
+    assert shape(parse_input('"\\ud83d\\ude00"')) == L("\U0001f600")
+
+
 HINTS = [
     ("state.x", "starts with †"),
     ("†a | †b", "||"),
@@ -218,6 +240,13 @@ def caret_column(rendered: str) -> int:
     return len(caret) - len(caret.lstrip()) - 2 + 1
 
 
+def char_at_caret(rendered: str) -> str:
+    """The character of the shown expression (maybe a window of it) above the caret."""
+    lines = rendered.splitlines()
+    caret = next(line for line in lines if set(line.strip()) == {"^"})
+    return lines[1][len(caret) - len(caret.lstrip())]
+
+
 @pytest.mark.parametrize("text", ["†state..a", "†a | †b", "†a.b c", "(†a", "†state.", "x"])
 def test_render_shows_the_expression_and_a_caret(text: str) -> None:
     with pytest.raises(ExpressionSyntaxError) as info:
@@ -240,10 +269,9 @@ def test_render_of_a_long_expression_keeps_the_caret_under_the_problem() -> None
         parse_input(text)
     error = info.value
     assert text[error.column - 1] == "|"
-    lines = error.render().splitlines()
-    shown, caret = lines[1], next(line for line in lines if set(line.strip()) == {"^"})
-    assert len(shown) < 120  # cut to a window, not 4,000 characters
-    assert shown[len(caret) - len(caret.lstrip())] == "|"
+    rendered = error.render()
+    assert len(rendered.splitlines()[1]) < 120  # cut to a window, not 4,000 characters
+    assert char_at_caret(rendered) == "|"
 
 
 def test_error_spans_cover_the_offending_text() -> None:
@@ -318,8 +346,8 @@ INVALID_OUTPUT = [
     ("†a || true", 7, "literal"),
     ("'x'", 1, "literal"),
     ("(†a || †b) && †c", 2, "cannot be nested inside a fan-out"),
-    ("†c && (†a || †b)", 7, "cannot be nested inside a fan-out"),
-    ("(†a && (†b || †c)) || †d", 8, "cannot be nested inside a fan-out"),
+    ("†c && (†a || †b)", 8, "cannot be nested inside a fan-out"),  # at the alternative
+    ("(†a && (†b || †c)) || †d", 9, "cannot be nested inside a fan-out"),
     ("", 1, "† (a reference)"),
     ("†a ||", 6, "† (a reference)"),
     ("†a.", 4, "a key or an index"),
@@ -412,7 +440,7 @@ def test_depth_limit_caret_with_whitespace(parse: Any) -> None:
     error = info.value
     assert error.column == 2 * 64 + 1  # the 65th "(" (each level is "( ")
     assert text[error.column - 1] == "("
-    assert caret_column(error.render()) == error.column
+    assert char_at_caret(error.render()) == "("
 
 
 def test_depth_limit_counts_parentheses_not_operators() -> None:
@@ -478,7 +506,9 @@ def test_is_expression(value: Any, expected: bool) -> None:
 UNESCAPE = [
     ("\\†state.x", "†state.x"),  # the backslash is dropped
     ("\\†", "†"),
-    ("\\\\†x", "\\\\†x"),  # only a single leading \† is an escape
+    ("\\\\†x", "\\†x"),  # backslashes then †: one is dropped, so \† can be written
+    ("\\\\\\†x", "\\\\†x"),
+    ("\\x\\†", "\\x\\†"),
     ("a\\†", "a\\†"),
     ("\\x", "\\x"),
     ("plain", "plain"),
