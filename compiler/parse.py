@@ -14,8 +14,10 @@ import json
 import math
 import re
 from importlib import resources
+from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from attrs import frozen
+from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
     UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError,
 )
@@ -35,13 +37,12 @@ _PARSER = Lark(
     resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
     parser="lalr",
     start=["input", "output", "ref"],
-    propagate_positions=True,
     maybe_placeholders=False,
 )
 
 #: How terminals are named to a user in "expected ..." lists.
 _TERMINALS = {
-    "_DAGGER": "† (a reference)",
+    "DAGGER": "† (a reference)",
     "KIND": "a kind name (state, input, data, ...)",
     "WORD": "a key or an index",
     "STRING": "a quoted string",
@@ -120,7 +121,7 @@ def _parse_reference(text: str) -> Reference:
 
 def _build(text: str, tree: Tree[Token]) -> object:
     try:
-        return _Build(text).transform(tree)
+        return _BUILD.transform(tree)
     except VisitError as exc:
         error = exc.orig_exc
         if isinstance(error, _LiteralError):
@@ -227,9 +228,8 @@ def _check_depth(tree: Tree[Token], text: str) -> None:
         if node.data in ("or_expr", "out_or"):
             depth += 1
             if depth > MAX_DEPTH + 1:  # the outermost or-node is not a parenthesis
-                start = node.meta.start_pos if not node.meta.empty else 0
                 # The caret goes under the "(" opening this level (whitespace may follow it).
-                column = text.rfind("(", 0, start) + 1 or 1
+                column = text.rfind("(", 0, _first_position(node)) + 1 or 1
                 raise ExpressionSyntaxError(
                     f"parentheses nest deeper than the limit of {MAX_DEPTH}",
                     text, column, end=column + 1,
@@ -238,6 +238,16 @@ def _check_depth(tree: Tree[Token], text: str) -> None:
         for child in node.children:
             if isinstance(child, Tree):
                 stack.append((child, depth))
+
+
+def _first_position(node: Tree[Token]) -> int:
+    """Where the first token under ``node`` starts (its leftmost leaf)."""
+    current: Tree[Token] | Token = node
+    while isinstance(current, Tree):
+        if not current.children:
+            return 0
+        current = current.children[0]
+    return current.start_pos or 0
 
 
 #: A quoted string up to its first escape JSON does not have (\q, a short \u12).
@@ -269,69 +279,78 @@ def _unquote(token: Token) -> str:
     return value
 
 
-def _span(meta_or_token: object) -> Span:
-    if isinstance(meta_or_token, Token):
-        return Span(meta_or_token.start_pos or 0, meta_or_token.end_pos or 0)
-    start = getattr(meta_or_token, "start_pos", 0)
-    end = getattr(meta_or_token, "end_pos", start)
-    return Span(start, end)
+def _token_span(token: Token) -> Span:
+    return Span(token.start_pos or 0, token.end_pos or 0)
 
 
-@v_args(meta=True)
+def _around(first: Expr, last: Expr) -> Span:
+    return Span(first.span.start, last.span.end)
+
+
+@frozen
+class _Segment:
+    value: str | int
+    end: int
+
+
 class _Build(Transformer[Token, object]):
-    """Builds AST nodes from the parse tree, and does nothing else (no evaluation)."""
+    """Builds AST nodes from the parse tree, and does nothing else (no evaluation).
 
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
+    Every node's span comes from its tokens: a reference from its † to the end of its
+    last segment, an operator node from its first operand to its last.
+    """
 
-    def input(self, meta: object, children: list[object]) -> object:
+    def input(self, children: list[object]) -> object:
         return children[0]
 
     output = input
     ref = input
 
-    def or_expr(self, meta: object, children: list[Expr]) -> Expr:
-        return children[0] if len(children) == 1 else Or(tuple(children), _span(meta))
+    def or_expr(self, children: list[Expr]) -> Expr:
+        return children[0] if len(children) == 1 else Or(tuple(children), _around(children[0], children[-1]))
 
-    def and_expr(self, meta: object, children: list[Expr]) -> Expr:
-        return children[0] if len(children) == 1 else And(tuple(children), _span(meta))
+    def and_expr(self, children: list[Expr]) -> Expr:
+        return children[0] if len(children) == 1 else And(tuple(children), _around(children[0], children[-1]))
 
     out_or = or_expr
     out_and = and_expr
 
-    def reference(self, meta: object, children: list[object]) -> Reference:
-        kind = children[0]
-        assert isinstance(kind, Token)
-        path: Path = tuple(c for c in children[1:] if isinstance(c, (str, int)))
-        return Reference(str(kind), path, _span(meta))
+    def reference(self, children: list[Any]) -> Reference:
+        dagger, kind, *segments = children
+        end = segments[-1].end if segments else (kind.end_pos or 0)
+        path: Path = tuple(s.value for s in segments)
+        return Reference(str(kind), path, Span(dagger.start_pos or 0, end))
 
-    def word_segment(self, meta: object, children: list[Token]) -> str | int:
+    def word_segment(self, children: list[Token]) -> _Segment:
         word = str(children[0])
-        return int(word) if word.lstrip("-").isdigit() and word.isascii() else word
+        value: str | int = int(word) if word.lstrip("-").isdigit() and word.isascii() else word
+        return _Segment(value, children[0].end_pos or 0)
 
-    def quoted_segment(self, meta: object, children: list[Token]) -> str:
-        return _unquote(children[0])
+    def quoted_segment(self, children: list[Token]) -> _Segment:
+        return _Segment(_unquote(children[0]), children[0].end_pos or 0)
 
-    def string_literal(self, meta: object, children: list[Token]) -> Literal:
-        return Literal(_unquote(children[0]), _span(meta))
+    def string_literal(self, children: list[Token]) -> Literal:
+        return Literal(_unquote(children[0]), _token_span(children[0]))
 
-    def number_literal(self, meta: object, children: list[Token]) -> Literal:
+    def number_literal(self, children: list[Token]) -> Literal:
         value = json.loads(str(children[0]))
         if isinstance(value, float) and math.isinf(value):
             token = children[0]
             raise _LiteralError("the number is too large for JSON", token.start_pos or 0,
                                 token.end_pos or 0)
-        return Literal(value, _span(meta))
+        return Literal(value, _token_span(children[0]))
 
-    def true_literal(self, meta: object, children: list[Token]) -> Literal:
-        return Literal(True, _span(meta))
+    def true_literal(self, children: list[Token]) -> Literal:
+        return Literal(True, _token_span(children[0]))
 
-    def false_literal(self, meta: object, children: list[Token]) -> Literal:
-        return Literal(False, _span(meta))
+    def false_literal(self, children: list[Token]) -> Literal:
+        return Literal(False, _token_span(children[0]))
 
-    def null_literal(self, meta: object, children: list[Token]) -> Literal:
-        return Literal(None, _span(meta))
+    def null_literal(self, children: list[Token]) -> Literal:
+        return Literal(None, _token_span(children[0]))
+
+
+_BUILD = _Build()
 
 
 def _flatten(node: object, kind: type) -> list[object]:

@@ -441,19 +441,11 @@ def compile_plan(
         for node_id, (info, instance) in enumerate(expanded)
     )
     return CompiledPlan(
-        calls=tuple(freeze(c) if _is_json(c) else c for c in calls),
+        calls=tuple(info.call if info is not None else raw for info, raw in zip(infos, calls)),
         nodes=nodes, edges=edges, diagnostics=sort_diagnostics(diagnostics), order=order,
         successors=successors, predecessors=predecessors, context=ctx, tools=registry,
         instanced=instances,
     )
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        freeze(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _visible(writer_instance: str | None, reader_instance: str | None) -> bool:
@@ -786,12 +778,15 @@ def _check_scope_races(expanded: list[tuple[_CallInfo, str | None]],
 def _check_types(expanded: list[tuple[_CallInfo, str | None]],
                  node_params: list[tuple[Param, ...]], registry: ToolRegistry,
                  ctx: Context, out: list[Diagnostic]) -> None:
+    plain: dict[str, Any] = {}  # each tool's schema, thawed once
     for node_id, (info, instance) in enumerate(expanded):
         tool = registry.get(info.tool) if info.tool else None
         if tool is None:
             continue
+        if tool.name not in plain:
+            plain[tool.name] = thaw(tool.schema)
         for param in node_params[node_id]:
-            accepted = schema_types_at(thaw(tool.schema), param.path)  # type: ignore[arg-type]
+            accepted = schema_types_at(plain[tool.name], param.path)
             if accepted is None:
                 continue
             produced, source = _types_of(param, expanded, registry, ctx, instance)

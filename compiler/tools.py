@@ -38,6 +38,22 @@ from obelisk.core.errors import ObeliskError
 from obelisk.core.paths import render_path
 from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
 
+__all__ = [
+    "JSON_TYPES",
+    "LEADING_META",
+    "REASONING_PROPERTY",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "compose_calls_schema",
+    "literal_param_errors",
+    "resolve_activity",
+    "schema_types_at",
+    "types_compatible",
+    "validate_output",
+    "validate_params",
+]
+
 #: The JSON types of JSON Schema.
 JSON_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
@@ -127,8 +143,8 @@ class Tool:
         """``properties._output`` as plain JSON (a fresh copy), or None.
 
         A boolean schema comes out as an object: ``true`` as ``{}``, ``false`` as
-        ``{"not": {}}``. The frozen form, ``schema["properties"]["_output"]``, is cheaper when a copy is
-        not needed; :func:`schema_types_at` takes either.
+        ``{"not": {}}``. The frozen form, ``schema["properties"]["_output"]``, is cheaper
+        when a copy is not needed; :func:`schema_types_at` takes either.
         """
         text = self._shape.output_text
         return None if text is None else json.loads(text)
@@ -336,7 +352,8 @@ _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 
 
 def _check_refs(plain: _Plain, fail: Callable[[str, str], ToolError]) -> ToolError | None:
-    """Every ``$ref`` must resolve within the tool: obelisk never fetches schemas."""
+    """Every ``$ref`` (and ``$dynamicRef``) must resolve within the tool: obelisk never
+    fetches schemas."""
     root = METASCHEMAS.resolver_with_root(DRAFT202012.create_resource(plain))
     stack: list[tuple[_Plain, tuple[str | int, ...], Any]] = [(plain, (), root)]
     while stack:
@@ -348,11 +365,12 @@ def _check_refs(plain: _Plain, fail: Callable[[str, str], ToolError]) -> ToolErr
             continue
         if isinstance(node.get("$id"), str) and where:
             resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
-        ref = node.get("$ref")
-        if isinstance(ref, str) and not _resolves(resolver, ref):
-            return fail(f"$ref {json.dumps(ref)} does not resolve; obelisk resolves "
-                        "references only inside the tool (for example "
-                        '"#/$defs/name")', pointer_of((*where, "$ref")))
+        for keyword in ("$ref", "$dynamicRef"):
+            ref = node.get(keyword)
+            if isinstance(ref, str) and not _resolves(resolver, ref):
+                return fail(f"{keyword} {json.dumps(ref)} does not resolve; obelisk resolves "
+                            "references only inside the tool (for example "
+                            '"#/$defs/name")', pointer_of((*where, keyword)))
         for key, child in node.items():
             if key not in _DATA_KEYWORDS:
                 stack.append((child, (*where, key), resolver))
@@ -551,7 +569,8 @@ _BASE: dict[str, Callable[..., Any]] = dict(Draft202012Validator.VALIDATORS)
 
 #: How each keyword treats references, where it differs from "a reference is valid".
 _REFERENCE_AWARE: dict[str, Callable[..., Any]] = {
-    **{k: _unless_holding_references(_BASE[k]) for k in ("not", "if", "const", "enum", "uniqueItems")},
+    **{k: _unless_holding_references(_BASE[k])
+       for k in ("not", "if", "const", "enum", "uniqueItems")},
     "oneOf": _one_of,
     "contains": _contains,
 }
@@ -622,7 +641,8 @@ def _errors(validator: Any, instance: Callable[[], Any], noun: str) -> list[tupl
     try:
         errors = list(validator.iter_errors(instance()))
     except RecursionError:
-        return [("", "the value is nested too deeply to validate")]
+        return [("", "the value is nested too deeply to validate (or the schema's $ref "
+                     "loops back on itself)")]
     except Exception as exc:  # noqa: BLE001 - checked tools cannot get here; never leak
         return [("", _short(f"the tool's schema cannot be applied: {exc}"))]
     found: set[tuple[str, str]] = set()
@@ -660,11 +680,17 @@ def _parameter(value: Any) -> Any:
 
 
 def _literal(value: Any) -> Any:
-    # jsonschema's types are dict and list: frozen values are made plain (keys sorted).
-    return json.loads(_dumps(value)) if isinstance(value, (PMap, PVector)) else value
+    # jsonschema's object and array are dict and list: frozen containers (at any depth,
+    # a resolved call mixes the two) are made plain.
+    if isinstance(value, Mapping):
+        return {key: _literal(child) for key, child in value.items()}
+    if isinstance(value, (list, tuple, PVector)):
+        return [_literal(child) for child in value]
+    return value
 
 
-_Describe: TypeAlias = Callable[[ValidationError, tuple[str | int, ...], str], list[tuple[str, str]]]
+_Describe: TypeAlias = Callable[
+    [ValidationError, tuple[str | int, ...], str], list[tuple[str, str]]]
 
 
 def _describe_required(error: ValidationError, path: tuple[str | int, ...],

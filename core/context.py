@@ -135,12 +135,15 @@ class Context:
         new._kinds = self._kinds
         return new
 
-    def _record(self, old: Context, write: Write, index: int) -> None:
+    def _record(self, old: Context, write: Write, index: int, applied: View | None = None) -> None:
+        # ``applied``, when given, is the view after this write (the caller computed it).
         kind = write.kind
         if kind not in self._kinds:  # few kinds: a linear look is cheapest
             self._kinds = self._kinds.append(kind)
         if write.instance is None:
-            self._globals = self._globals.set(kind, _apply(self._globals.get(kind, _EMPTY), write, index))
+            if applied is None:
+                applied = _apply(self._globals.get(kind, _EMPTY), write, index)
+            self._globals = self._globals.set(kind, applied)
             self._versions = self._versions.set(kind, self._versions.get(kind, 0) + 1)
             return
         key = (kind, write.instance)
@@ -153,7 +156,9 @@ class Context:
         version = self._versions.get(kind, 0)
         known = old._memo.get(key) or old._carried.get(key)
         if known is not None and known[0] == version:
-            self._carried = self._carried.set(key, (version, _apply(known[1], write, index)))
+            # The caller's view was this same fresh instance view, so ``applied`` is it.
+            self._carried = self._carried.set(
+                key, (version, applied if applied is not None else _apply(known[1], write, index)))
 
     # -- reading --------------------------------------------------------------------
 
@@ -200,6 +205,25 @@ class Context:
         after = new.view(write.kind, write.instance)[1]
         if after is not None and before is None:
             return self, after
+        return new, None
+
+    def append_write(self, message: Any, write: Write) -> tuple[Context, WriteError | None]:
+        """The engine's fast path of :meth:`append_checked`, for a message it built itself.
+
+        ``write`` must be exactly what :func:`normalise` makes of ``message`` (the engine
+        builds both from one call's output, so re-reading the message would only parse its
+        ``_outputPath`` again). Returns the new context and None, or this context and the
+        :class:`WriteError` the write would cause.
+        """
+        index = len(self._messages)
+        view = self.view(write.kind, write.instance)
+        after = _apply(view, write, index)
+        if after[1] is not None and view[1] is None:
+            return self, after[1]
+        new = self._copy()
+        new._messages = self._messages.append(
+            message if isinstance(message, PMap) else freeze(message))
+        new._record(self, write, index, after)
         return new, None
 
     def write_error(self, message: Any) -> WriteError | None:

@@ -9,6 +9,7 @@ alternative), a :class:`Branch` (written to the alternative it names), or raises
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias, Union
@@ -53,6 +54,12 @@ def outcome_of_value(value: Any) -> Outcome:
     if isinstance(value, Branch):
         return Chose(value.path, value.value)
     return Returned(value)
+
+
+#: What the sync loop counts as an activity's failure (an outcome): every ``Exception``,
+#: and a ``CancelledError`` an async activity raises itself. Other ``BaseException``s
+#: (``KeyboardInterrupt``, ``SystemExit``...) stop the run and propagate.
+FAILURES: tuple[type[BaseException], ...] = (Exception, asyncio.CancelledError)
 
 
 def outcome_of_exception(exc: BaseException) -> Outcome:

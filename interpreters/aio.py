@@ -6,6 +6,12 @@ finished result and returns a result whose status is ``cancelled``: no task is l
 running or unawaited when ``run_async`` returns. Plain (non-async) activities run in a
 worker thread so they do not block the loop; a thread cannot be interrupted, so a
 cancelled plain activity finishes in the background with its result dropped.
+
+An activity's ``Exception`` is an outcome (and so is a ``CancelledError`` it raises
+itself while the run is not being cancelled). Any other ``BaseException``
+(``KeyboardInterrupt``, ``SystemExit``, a test framework's failure) is not the world
+failing but a request to stop: the run cancels and awaits its other activities, then
+re-raises it. So does an exception raised by the approval hook.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from attrs import frozen
 
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
@@ -39,11 +47,14 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     state = begin(plan, context)
-    finished: asyncio.Queue[tuple[int, Outcome]] = asyncio.Queue()
+    finished: asyncio.Queue[tuple[int, Outcome | Abort]] = asyncio.Queue()
     tasks: dict[int, asyncio.Task[None]] = {}
     queued: deque[Invocation] = deque()
 
+    stopping = False  # set once the run itself is being cancelled or aborted
+
     async def one(invocation: Invocation) -> None:
+        outcome: Outcome | Abort
         try:
             if timeout is None:
                 outcome = await invoke(invocation)
@@ -51,11 +62,23 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
                 outcome = await asyncio.wait_for(invoke(invocation), timeout)
         except asyncio.TimeoutError:
             outcome = Raised("Timeout", f"no result within {timeout:g} s")
+        except asyncio.CancelledError:
+            if stopping or _cancel_requested():
+                raise
+            # The activity raised CancelledError itself (something it awaited was
+            # cancelled): a failure of that activity, not of the run.
+            outcome = outcome_of_exception(asyncio.CancelledError())
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit...: stop the run
+            outcome = Abort(exc)
         finished.put_nowait((invocation.node, outcome))
 
-    def settle(batch: list[tuple[int, Outcome]]) -> None:
+    def settle(batch: list[tuple[int, Outcome | Abort]]) -> None:
         nonlocal state
-        for node, outcome in sorted(batch, key=lambda item: item[0]):
+        batch.sort(key=lambda item: item[0])
+        for _, item in batch:
+            if isinstance(item, Abort):
+                raise item.exception
+        for node, outcome in [(n, o) for n, o in batch if not isinstance(o, Abort)]:
             tasks.pop(node, None)
             state = complete(state, node, outcome, clock())
 
@@ -83,16 +106,37 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
             while not finished.empty():
                 batch.append(finished.get_nowait())
             settle(batch)
-    except asyncio.CancelledError:
+    except BaseException as exc:
+        # Cancelled, or stopped by an approval hook's error or an activity's
+        # KeyboardInterrupt/SystemExit: no task may outlive the run, so cancel and await
+        # every running activity before returning or re-raising.
+        stopping = True
         for task in tasks.values():
             task.cancel()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
+        if not isinstance(exc, asyncio.CancelledError):
+            raise
         late = []
         while not finished.empty():
             late.append(finished.get_nowait())
-        settle(late)  # results that arrived before the cancellation are kept
-        return finish(cancel(state), cancelled=True)
+        settle([item for item in late if not isinstance(item[1], Abort)])
+        return finish(cancel(state), cancelled=True)  # finished results are kept
     return finish(state)
+
+
+@frozen
+class Abort:
+    """An activity raised a BaseException that is not a failure (KeyboardInterrupt,
+    SystemExit...): the run stops and the exception is re-raised."""
+
+    exception: BaseException
+
+
+def _cancel_requested() -> bool:
+    """True when the current task has been asked to cancel (Python 3.11+; else False)."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
 
 
 def async_activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable[..., Any]],

@@ -22,7 +22,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError, WriteError
 from obelisk.core.values import MISSING, thaw
 from obelisk.interpreters.activities import (
-    arguments, is_async, latent_outcome, outcome_of_exception, outcome_of_value,
+    FAILURES, arguments, is_async, latent_outcome, outcome_of_exception, outcome_of_value,
 )
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import clock_of, prepare
@@ -169,59 +169,139 @@ def _scopes_view(context: Context, instance: str | None) -> dict[str, Any]:
     return out
 
 
-def example_of(schema: Any, depth: int = 0) -> Any:
+#: Example strings for common ``format`` values (formats are not validated by default,
+#: but a readable example is worth having).
+_FORMATS = {"date-time": "1970-01-01T00:00:00Z", "date": "1970-01-01", "time": "00:00:00Z",
+            "email": "user@example.com", "uri": "https://example.com/", "uuid":
+            "00000000-0000-0000-0000-000000000000", "hostname": "example.com"}
+_ANYTHING = object()
+
+
+def example_of(schema: Any, depth: int = 0, root: Any = None) -> Any:
     """A deterministic example value for a JSON Schema, or MISSING when none can be made.
 
-    ``const``, then the first of ``enum`` / ``examples``, then ``default``; otherwise by
-    ``type`` (the first listed that is not null): an object with every property, an array
-    of ``minItems`` examples, ``"string"`` (or ``minLength`` x's), ``minimum`` or 0,
-    ``false``, ``null``; ``anyOf``/``oneOf`` take their first branch.
+    ``const``, then the first of ``enum`` / ``examples``, then ``default``; a local
+    ``$ref`` (``#/...``) is followed; ``anyOf``/``oneOf``/``allOf`` take their first
+    branch. Otherwise by ``type`` (the first listed that is not null): an object with
+    every property that can be made (a required one that cannot makes the object
+    MISSING; one whose schema allows anything is null), an array of ``minItems``
+    examples, a string within ``minLength``/``maxLength`` (or an example of its
+    ``format``), a number within the bounds and ``multipleOf``, ``false``, ``null``. A
+    schema that says nothing (``{}``) has no example. ``pattern`` is not followed, so
+    the dry run still checks the example against the schema when it is written.
     """
+    value = _example(schema, depth, schema if root is None else root)
+    return MISSING if value is _ANYTHING else value
+
+
+def _example(schema: Any, depth: int, root: Any) -> Any:
     if depth > 32 or not isinstance(schema, Mapping):
-        return MISSING if not isinstance(schema, Mapping) or depth > 32 else {}
-    for key in ("const", "default"):
-        if key in schema and key == "const":
-            return schema[key]
+        return _ANYTHING if schema is True else MISSING
+    if "const" in schema:
+        return schema["const"]
     for key in ("enum", "examples"):
         if isinstance(schema.get(key), list) and schema[key]:
             return schema[key][0]
     if "default" in schema:
         return schema["default"]
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _example(_local_ref(root, ref), depth + 1, root)
     for key in ("anyOf", "oneOf", "allOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return example_of(schema[key][0], depth + 1)
+            return _example(schema[key][0], depth + 1, root)
     types = schema.get("type")
     if isinstance(types, list):
         types = next((t for t in types if t != "null"), types[0] if types else None)
-    if types is None and "properties" in schema:
+    if types is None and ("properties" in schema or "required" in schema):
         types = "object"
     match types:
         case "object":
-            props = schema.get("properties", {})
-            out = {}
-            for name, sub in props.items():
-                value = example_of(sub, depth + 1)
-                if value is MISSING:
-                    return MISSING
-                out[name] = value
-            return out
+            return _object_example(schema, depth, root)
         case "array":
-            count = int(schema.get("minItems", 0))
-            item = example_of(schema.get("items", {}), depth + 1) if count else None
-            return [] if not count or item is MISSING else [item] * count
+            count = schema.get("minItems", 0)
+            count = count if isinstance(count, int) else 0
+            if not count:
+                return []
+            item = _example(schema.get("items", {}), depth + 1, root)
+            if item is MISSING:
+                return MISSING
+            return [None if item is _ANYTHING else item] * count
         case "string":
-            length = int(schema.get("minLength", 0))
-            return "x" * length if length > len("string") else "string"
-        case "integer":
-            return int(schema.get("minimum", schema.get("exclusiveMinimum", -1) + 1)) if (
-                "minimum" in schema or "exclusiveMinimum" in schema) else 0
-        case "number":
-            return schema.get("minimum", 0)
+            return _string_example(schema)
+        case "integer" | "number":
+            return _number_example(schema, types == "integer")
         case "boolean":
             return False
         case "null":
             return None
-    return MISSING
+    return _ANYTHING if not (set(schema) - {"description", "title", "$comment"}) else MISSING
+
+
+def _local_ref(root: Any, ref: str) -> Any:
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for part in [p for p in ref[1:].split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
+def _object_example(schema: Mapping[str, Any], depth: int, root: Any) -> Any:
+    props = schema.get("properties", {})
+    props = props if isinstance(props, Mapping) else {}
+    required = schema.get("required", [])
+    required = required if isinstance(required, list) else []
+    out: dict[str, Any] = {}
+    for name, sub in props.items():
+        value = _example(sub, depth + 1, root)
+        if value is MISSING:
+            if name in required:
+                return MISSING
+            continue
+        out[name] = None if value is _ANYTHING else value
+    for name in required:
+        if isinstance(name, str) and name not in out:
+            out[name] = None  # required, but the schema says nothing about it
+    return out
+
+
+def _string_example(schema: Mapping[str, Any]) -> str:
+    fmt = schema.get("format")
+    text = _FORMATS.get(fmt, "string") if isinstance(fmt, str) else "string"
+    low = schema.get("minLength", 0)
+    high = schema.get("maxLength")
+    if isinstance(low, int) and len(text) < low:
+        text += "x" * (low - len(text))
+    if isinstance(high, int) and len(text) > high:
+        text = text[:max(high, low if isinstance(low, int) else 0)]
+    return text
+
+
+def _number_example(schema: Mapping[str, Any], integer: bool) -> Any:
+    import math
+
+    def num(key: str) -> float | None:
+        value = schema.get(key)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    step = 1.0 if integer else 0.5
+    low, high = num("minimum"), num("maximum")
+    xlow, xhigh = num("exclusiveMinimum"), num("exclusiveMaximum")
+    if xlow is not None:
+        low = max(low if low is not None else -math.inf, math.floor(xlow + 1) if integer else xlow + step)
+    if xhigh is not None:
+        high = min(high if high is not None else math.inf, math.ceil(xhigh - 1) if integer else xhigh - step)
+    value = 0.0
+    if low is not None and value < low:
+        value = math.ceil(low) if integer else low
+    elif high is not None and value > high:
+        value = math.floor(high) if integer else high
+    multiple = num("multipleOf")
+    if multiple and multiple > 0 and value % multiple:
+        value = math.ceil(value / multiple) * multiple
+    return int(value) if integer or value == int(value) else value
 
 
 def _mocked(plan: CompiledPlan, mocks: Mapping[str, Any], ranks: list[int],
@@ -237,7 +317,7 @@ def _mocked(plan: CompiledPlan, mocks: Mapping[str, Any], ranks: list[int],
         return _Mocked(own)
     tool = plan.tool_of(node)
     if tool is not None and tool.output_schema is not None:
-        example = example_of(tool.output_schema)
+        example = example_of(tool.output_schema, root=tool.to_json())
         if example is not MISSING:
             return _Mocked(Returned(example))
     return _Mocked(Raised("NoMock", f"no mock for tool {node.tool!r}, the call has no _output, "
@@ -264,7 +344,8 @@ def _forced(plan: CompiledPlan, node_id: int, alt: int, outcome: Outcome) -> Out
         value = outcome.value
     else:  # a failure forced onto a value alternative: an example, never null (not present)
         tool = plan.tool_of(node)
-        example = example_of(tool.output_schema) if tool and tool.output_schema else MISSING
+        example = (example_of(tool.output_schema, root=tool.to_json())
+                   if tool and tool.output_schema else MISSING)
         value = {"explored": True} if example is MISSING else example
     if alt == last:
         return Raised("Explored", f"exploring alternative {alt + 1} of {count}")
@@ -391,11 +472,14 @@ def dry_run(
     limit: int = EXPLORE_LIMIT,
     tools: ToolRegistry | Iterable[Any] | None = (),
     clock: Callable[[], Any] | None = None,
+    approve: Callable[[dict[str, Any]], Any] | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
 
     ``interpreter`` is ``"sync"`` or ``"asyncio"`` (mock delays apply under asyncio).
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
+    ``approve`` is asked before each ready call, as in a real run (so an approval
+    policy can be tried out); with ``explore`` it is asked in every combination.
     Raises ``PlanRefused`` for a plan with errors and :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
@@ -417,13 +501,13 @@ def dry_run(
                 if mocked.function is not None:
                     try:
                         outcome = outcome_of_value(wait(mocked.function(*arguments(invocation))))
-                    except Exception as exc:
+                    except FAILURES as exc:
                         outcome = outcome_of_exception(exc)
                 else:
                     assert mocked.outcome is not None
                     outcome = mocked.outcome
                 return decide_outcome(invocation, mocked, outcome)
-            return drive_sync(compiled, ctx, invoke, None, read_clock)
+            return drive_sync(compiled, ctx, invoke, approve, read_clock)
 
         async def ainvoke(invocation: Invocation) -> Outcome:
             mocked = _mocked(compiled, mocks, ranks, invocation)
@@ -441,7 +525,7 @@ def dry_run(
                 assert mocked.outcome is not None
                 outcome = mocked.outcome
             return decide_outcome(invocation, mocked, outcome)
-        return asyncio.run(drive_async(compiled, ctx, ainvoke, None, read_clock))
+        return asyncio.run(drive_async(compiled, ctx, ainvoke, approve, read_clock))
 
     base = run_once({})
     if not explore:

@@ -11,8 +11,9 @@ activities and how many run at once:
 
 Invariants (kept by every function here, stated once):
 - ``waiting[n]`` counts ``n``'s predecessors that have not finished;
-- a node is in ``candidates`` exactly when it is PENDING and ``waiting[n] == 0``;
-- ``running`` holds the RUNNING nodes; a run is over when both sets are empty;
+- ``candidates`` holds (in any order, each once) the PENDING nodes whose ``waiting`` is 0;
+- ``running`` counts the RUNNING nodes; a run is over when no candidate is left and
+  nothing runs;
 - the context only grows, by messages written by ``complete``; error messages are kept
   aside in ``errors`` and appended by ``finish``, ordered by node (call index, instance).
 Scheduling touches only the successors of what finished: O(edges) for a whole run.
@@ -21,11 +22,13 @@ Scheduling touches only the successors of what finished: O(edges) for a whole ru
 from __future__ import annotations
 
 import enum
+import functools
+import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeAlias, Union
 
 from attrs import evolve, field, frozen
-from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
+from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.parse import parse_reference, unescape_literal
 from obelisk.compiler.plan import CompiledPlan, Node
@@ -33,7 +36,7 @@ from obelisk.compiler.tools import Tool, resolve_activity, validate_output, vali
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, ObeliskError, WriteError
-from obelisk.core.messages import PAYLOAD_KEYS
+from obelisk.core.messages import PAYLOAD_KEYS, Write
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Frozen, Json, NotJSONError, freeze, present, thaw
@@ -170,8 +173,8 @@ class RunState:
     context: Context
     status: PVector[Status]
     waiting: PVector[int]
-    candidates: PSet[int]
-    running: PSet[int]
+    candidates: tuple[int, ...]
+    running: int
     errors: PMap[int, Any]
     reasons: PMap[int, str]
     trace: PVector[Event]
@@ -179,7 +182,7 @@ class RunState:
     @property
     def done(self) -> bool:
         """True when no call can make progress: nothing pending is ready, nothing runs."""
-        return not self.candidates and not self.running
+        return not self.candidates and self.running == 0
 
 
 def begin(plan: CompiledPlan, context: Context | None = None) -> RunState:
@@ -190,8 +193,8 @@ def begin(plan: CompiledPlan, context: Context | None = None) -> RunState:
     return RunState(
         plan=plan, context=context if context is not None else plan.context,
         status=pvector([Status.PENDING] * len(plan.nodes)), waiting=waiting,
-        candidates=pset(n for n, count in enumerate(waiting) if count == 0),
-        running=pset(), errors=pmap(), reasons=pmap(), trace=pvector(),
+        candidates=tuple(n for n, count in enumerate(waiting) if count == 0),
+        running=0, errors=pmap(), reasons=pmap(), trace=pvector(),
     )
 
 
@@ -225,8 +228,9 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
     """
     ready: list[Invocation] = []
     while state.candidates:
-        for node_id in sorted(state.candidates):
-            state = evolve(state, candidates=state.candidates.remove(node_id))
+        batch = sorted(state.candidates)
+        state = evolve(state, candidates=())  # skips below may add new candidates
+        for node_id in batch:
             state, invocation = _evaluate(state, node_id)
             if invocation is not None:
                 ready.append(invocation)
@@ -268,10 +272,10 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
             text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
             return _fail(state, node_id, "ParamSchema", f"resolved parameters fail {tool.name}'s "
                          f"schema: {text}"), None
-    state = evolve(
-        state,
-        status=state.status.set(node_id, Status.RUNNING),
-        running=state.running.add(node_id),
+    state = RunState(
+        plan=plan, context=state.context, status=state.status.set(node_id, Status.RUNNING),
+        waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
+        errors=state.errors, reasons=state.reasons,
         trace=state.trace.append(Event("started", node_id)),
     )
     return state, Invocation(node_id, call, tool, scoped_context(state.context, node))
@@ -281,17 +285,29 @@ def resolved_call(node: Node, values: Mapping[Path, Frozen]) -> dict[str, Any]:
     """The call as written with every parameter expression replaced by its value.
 
     Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
-    never resolved. Returns a fresh plain dict each time.
+    never resolved. A copy made by instancing carries its ``_instance``, so the activity
+    knows which instance it works for. Returns a fresh plain dict each time.
     """
-    call: Any = thaw(node.call)
-    for key in [k for k in call if not k.startswith("_")]:
-        call[key] = _unescape(call[key])
+    call: Any = json.loads(_template(node))
     for path, value in values.items():
         target = call
         for segment in path[:-1]:
             target = target[segment]
         target[path[-1]] = thaw(value)
     return call  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=65536)
+def _template(node: Node) -> str:
+    # The call as JSON text, its instance added and literal \† strings unescaped:
+    # json.loads of it is the cheapest fresh copy to resolve parameters into (nodes are
+    # immutable, so the text is cached).
+    call: Any = thaw(node.call)
+    if node.instance is not None:
+        call["_instance"] = node.instance
+    for key in [k for k in call if not k.startswith("_")]:
+        call[key] = _unescape(call[key])
+    return json.dumps(call, ensure_ascii=False)
 
 
 def _unescape(value: Any) -> Any:
@@ -333,7 +349,6 @@ def decide(state: RunState, invocation: Invocation, verdict: Verdict) -> tuple[R
         case Approve():
             return state, invocation
         case Deny(reason=reason):
-            state = evolve(state, running=state.running.remove(node_id))
             return _fail(state, node_id, "Denied", reason, event="denied"), None
         case Replace(call=replacement):
             call = {k: v for k, v in invocation.call.items() if k.startswith("_")}
@@ -341,7 +356,6 @@ def decide(state: RunState, invocation: Invocation, verdict: Verdict) -> tuple[R
             if invocation.tool is not None:
                 problems = validate_params(invocation.tool, call)
                 if problems:
-                    state = evolve(state, running=state.running.remove(node_id))
                     text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
                     return _fail(state, node_id, "ParamSchema",
                                  f"the replacement call fails {invocation.tool.name}'s schema: {text}"), None
@@ -362,10 +376,9 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
     the call. Every written path is one message with ``_outputPath``, ``_outputMethod``,
     ``_call``, ``_date`` and ``_instance``.
     """
-    if node_id not in state.running:
+    if state.status[node_id] is not Status.RUNNING:
         raise ValueError(f"node {node_id} is not running")
-    state = evolve(state, running=state.running.remove(node_id))
-    node = state.plan.nodes[node_id]
+    node = state.plan.nodes[node_id]  # _finish takes it out of ``running``
     output = node.output
     match outcome:
         case Raised(type=etype, message=message, data=data, contract=contract):
@@ -419,18 +432,20 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
             return _fail(state, node_id, "OutputSchema",
                          f"the result fails {tool.name}'s _output schema: {text}")
     context = state.context
-    trace = state.trace
+    events = []
     for target in node.output.alternatives[alt].targets:
-        context, error = context.append_checked(output_message(node, target, frozen, date))
+        write = Write(target.kind, node.instance, target.path, node.method, frozen)
+        context, error = context.append_write(output_message(node, target, frozen, date), write)
         if error is not None:  # nothing of a failed fan-out is kept
             return _fail(state, node_id, "WriteError", str(error))
-        trace = trace.append(Event("wrote", node_id, str(target)))
-    state = evolve(state, context=context, trace=trace)
-    return _finish(state, node_id, Status.EXECUTED, note, Event("executed", node_id, note))
+        events.append(Event("wrote", node_id, str(target)))
+    events.append(Event("executed", node_id, note))
+    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
 
 
-def output_message(node: Node, target: Reference, value: Frozen, date: str) -> dict[str, Any]:
-    """The data message that writes ``value`` to one target of a call's output (§7.7)."""
+def output_message(node: Node, target: Reference, value: Frozen, date: str) -> PMap[str, Any]:
+    """The data message that writes ``value`` to one target of a call's output (§7.7),
+    built frozen (every part of it already is)."""
     data: Any = value
     for segment in reversed(target.path):
         data = pmap({str(segment): data})
@@ -441,7 +456,7 @@ def output_message(node: Node, target: Reference, value: Frozen, date: str) -> d
     }
     if node.instance is not None:
         message["_instance"] = node.instance
-    return message
+    return pmap(message)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
@@ -463,23 +478,35 @@ def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any 
     except NotJSONError:
         data = repr(data)
     errors = state.errors.set(node_id, error_message(node, etype, message, data))
-    state = evolve(state, errors=errors, running=state.running.discard(node_id))
     kind = event or ("skipped" if status is Status.SKIPPED else "failed")
-    return _finish(state, node_id, status, f"{etype}: {message}", Event(kind, node_id, f"{etype}: {message}"))
+    return _finish(state, node_id, status, f"{etype}: {message}",
+                   Event(kind, node_id, f"{etype}: {message}"), errors=errors)
 
 
-def _finish(state: RunState, node_id: int, status: Status, reason: str, event: Event) -> RunState:
+def _finish(state: RunState, node_id: int, status: Status, reason: str, *events: Event,
+            context: Context | None = None, errors: PMap[int, Any] | None = None) -> RunState:
+    # One new state per finished call: its status, its successors released, its events.
     waiting = state.waiting
-    candidates = state.candidates
+    released = []
     for successor in state.plan.successors[node_id]:
         count = waiting[successor] - 1
         waiting = waiting.set(successor, count)
         if count == 0 and state.status[successor] is Status.PENDING:
-            candidates = candidates.add(successor)
-    reasons = state.reasons.set(node_id, reason) if reason else state.reasons
-    return evolve(
-        state, status=state.status.set(node_id, status), waiting=waiting,
-        candidates=candidates, reasons=reasons, trace=state.trace.append(event),
+            released.append(successor)
+    was_running = state.status[node_id] is Status.RUNNING
+    trace = state.trace
+    for event in events:
+        trace = trace.append(event)
+    return RunState(
+        plan=state.plan,
+        context=state.context if context is None else context,
+        status=state.status.set(node_id, status),
+        waiting=waiting,
+        candidates=state.candidates + tuple(released) if released else state.candidates,
+        running=state.running - 1 if was_running else state.running,
+        errors=state.errors if errors is None else errors,
+        reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
+        trace=trace,
     )
 
 
@@ -487,10 +514,11 @@ def cancel(state: RunState) -> RunState:
     """Mark every running call CANCELLED (the run was cancelled; finished results stay)."""
     status = state.status
     trace = state.trace
-    for node_id in sorted(state.running):
-        status = status.set(node_id, Status.CANCELLED)
-        trace = trace.append(Event("cancelled", node_id))
-    return evolve(state, status=status, running=pset(), candidates=pset(), trace=trace)
+    for node_id, current in enumerate(state.status):
+        if current is Status.RUNNING:
+            status = status.set(node_id, Status.CANCELLED)
+            trace = trace.append(Event("cancelled", node_id))
+    return evolve(state, status=status, running=0, candidates=(), trace=trace)
 
 
 # -- the result ---------------------------------------------------------------------------

@@ -15,7 +15,9 @@ from typing import Any
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import arguments, outcome_of_exception, outcome_of_value
+from obelisk.interpreters.activities import (
+    FAILURES, arguments, outcome_of_exception, outcome_of_value,
+)
 from obelisk.interpreters.common import choose, clock_of, prepare
 from obelisk.interpreters.machine import (
     Invocation, Outcome, RunResult, advance, as_verdict, begin, complete, decide, finish,
@@ -61,7 +63,7 @@ def activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable[..., 
             return chosen
         try:
             return outcome_of_value(wait(chosen(*arguments(invocation))))
-        except Exception as exc:  # an activity's failure is an outcome, never a crash
+        except FAILURES as exc:  # an activity's failure is an outcome, never a crash
             return outcome_of_exception(exc)
 
     return invoke

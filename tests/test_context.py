@@ -65,6 +65,7 @@ def test_of_keeps_every_message_in_order() -> None:
 
 def test_to_json_is_plain_and_sorted() -> None:
     context = Context.of([{"type": "text", "z": 1, "a": {"y": [1], "b": 2}}])
+    message: Any
     [message] = context.to_json()
     assert list(message) == ["a", "type", "z"]
     assert list(message["a"]) == ["b", "y"]
@@ -276,8 +277,8 @@ def test_a_bad_global_write_breaks_every_read_of_its_kind() -> None:
             assert "push needs an array there, found an object" in str(error)
             assert str(error).startswith("cannot push at †state.user in message 3")
     assert context.value("user", ("n",)) == 1  # other kinds are unaffected
-    value, error = context.view("state")
-    assert isinstance(error, WriteError)
+    _, broken = context.view("state")
+    assert isinstance(broken, WriteError)
 
 
 def test_a_broken_kind_stays_broken() -> None:
@@ -335,9 +336,9 @@ def test_every_kind_of_bad_write_is_accepted_then_raised_on_read(bad: dict[str, 
 
 def test_write_error_predicts_without_appending() -> None:
     context = Context.of([state({"user": {"name": "Alex", "tags": []}})])
-    error = context.write_error(state({"user": "x"}, "†state.user", "push"))
-    assert isinstance(error, WriteError)
-    assert error.message_index == 1  # where it would land
+    predicted = context.write_error(state({"user": "x"}, "†state.user", "push"))
+    assert isinstance(predicted, WriteError)
+    assert predicted.message_index == 1  # where it would land
     assert context.write_error(state({"user": {"tags": "x"}}, "†state.user.tags", "push")) is None
     assert context.write_error({"type": "text", "text": "x"}) is None
     assert context.write_error(state({"u": 1}, kind="user")) is None

@@ -32,7 +32,7 @@ def test_the_method_table_is_complete() -> None:
 
 
 # (old root, path, method, value, new root)
-WRITES = [
+WRITES: list[tuple[Any, tuple[Any, ...], Method, Any, Any]] = [
     # set: the new value replaces whatever was there.
     (M, (), SET, 1, 1),
     (M, (), SET, None, None),

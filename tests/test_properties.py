@@ -21,6 +21,7 @@ from obelisk.compiler.parse import parse_input, parse_output, parse_reference
 from obelisk.core.ast import Expr, references
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, WriteError
+from obelisk.core.messages import normalise
 from obelisk.core.methods import Method, apply_write
 from obelisk.core.paths import get_in, overlaps, render_reference
 from obelisk.core.resolve import fold_value
@@ -180,9 +181,10 @@ non_data = st.sampled_from([
     {"type": "system", "state": {"a": [1]}},
 ])
 messages = st.one_of(data_messages(), data_messages(), data_messages(), data_messages(), non_data)
+read_path = st.lists(st.sampled_from(["a", "b", "0", 0, -1, "x y", "имя"]), max_size=2).map(tuple)
 reads = st.tuples(
-    st.sampled_from([*KINDS, "text", "nokind"]),
-    path,
+    st.sampled_from([*KINDS, *KINDS, "text", "nokind"]),
+    st.one_of(read_path, path),
     st.sampled_from([None, "①", "②", "③"]),
 )
 
@@ -212,7 +214,11 @@ def classify(outcome: tuple[str, str]) -> None:
 @given(st.lists(messages, max_size=14), st.lists(reads, min_size=1, max_size=12))
 def test_context_reads_equal_the_fold(msgs: list[Any], reads_: list[Any]) -> None:
     context = Context.of(msgs)
-    for read in reads_:
+    # Besides the generated reads, read at every written path and its parent, for the
+    # writer's instance and for global data, so that reads land on data.
+    written = [read_of_last(msgs[: n + 1], depth, instance)
+               for n in range(len(msgs)) for depth in (1, 3) for instance in (None, "①")]
+    for read in [*reads_, *written]:
         outcome = fast(context, read)
         classify(outcome)
         assert outcome == slow(msgs, read), read
@@ -223,13 +229,27 @@ def test_context_reads_equal_the_fold(msgs: list[Any], reads_: list[Any]) -> Non
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("append"), messages),
-        st.tuples(st.just("append"), messages),
+        st.tuples(st.just("append and read"), messages),
+        st.tuples(st.just("append checked"), messages),  # the engine's paths
+        st.tuples(st.just("append write"), messages),
         st.tuples(st.just("read"), reads),
         st.tuples(st.just("read old"), st.tuples(st.integers(0, 10**6), reads)),
+        st.tuples(st.just("read last"), st.tuples(st.integers(0, 3), st.sampled_from(INSTANCES))),
         st.tuples(st.just("branch"), st.integers(0, 10**6)),
     ),
+    min_size=4,
     max_size=30,
 )
+
+
+def read_of_last(msgs: list[Any], depth: int, instance: str | None) -> Any:
+    """A read at (a prefix of) the path the newest data message wrote, so reads hit data."""
+    for message in reversed(msgs):
+        if message["type"] in ("data", "state", "input"):
+            kind = message.get("kind", message["type"])
+            where = parse_reference(message.get("_outputPath", "†" + kind)).path
+            return (kind, where[:depth], instance)
+    return ("state", (), instance)
 
 
 @LAW
@@ -240,16 +260,42 @@ def test_context_built_by_appends_and_branches_equals_the_fold(steps_: list[Any]
     current = 0
     answers: list[tuple[int, Any, tuple[str, str]]] = []
     for op, arg in steps_:
-        if op == "append":
+        if op in ("append", "append and read"):
             context, msgs = made[current]
             made.append((context.append(arg), [*msgs, arg]))
             current = len(made) - 1
-        elif op == "read":
+            if op == "append and read":  # read the new data for its writer's instance
+                context, msgs = made[current]
+                read = read_of_last(msgs, 1, arg.get("_instance"))
+                outcome = fast(context, read)
+                classify(outcome)
+                assert outcome == slow(msgs, read), read
+                answers.append((current, read, outcome))
+        elif op in ("append checked", "append write"):
             context, msgs = made[current]
-            outcome = fast(context, arg)
+            if op == "append checked":
+                new, error = context.append_checked(arg)
+            else:
+                write = normalise(freeze(arg))
+                if write is None:
+                    continue
+                new, error = context.append_write(arg, write)
+            if error is None:
+                made.append((new, [*msgs, arg]))
+                current = len(made) - 1
+            else:  # refused: nothing appended, and the refusal is the error a read would give
+                event("engine append refused")
+                assert new is context
+                grown = [*msgs, arg]
+                read = read_of_last(grown, 0, arg.get("_instance"))
+                assert ("error", str(error)) == slow(grown, read)
+        elif op in ("read", "read last"):
+            context, msgs = made[current]
+            read = arg if op == "read" else read_of_last(msgs, *arg)
+            outcome = fast(context, read)
             classify(outcome)
-            assert outcome == slow(msgs, arg), arg
-            answers.append((current, arg, outcome))
+            assert outcome == slow(msgs, read), read
+            answers.append((current, read, outcome))
         elif op == "read old":
             index, read = arg
             index %= len(made)
@@ -306,8 +352,8 @@ def test_write_methods(root: Any, where: tuple[Any, ...], method: Method, plain:
     except WriteError:
         event("write refused")
         return
-    old_at = get_in(root, where)
-    new_at = get_in(new, where)
+    old_at: Any = get_in(root, where)
+    new_at: Any = get_in(new, where)
     if method is Method.SET:
         assert strict(new_at) == strict(value)
     elif method is Method.PUSH:

@@ -541,7 +541,14 @@ def test_deep_parameters_give_a_message_not_a_crash() -> None:
         deep = [deep]
     t = Tool.of(tool(x={"items": {"$ref": "#/properties/x"}, "type": ["array", "integer"]}))
     got = literal_param_errors(t, {"x": deep})
-    assert got in ([], [("", "the value is nested too deeply to validate")])
+    assert got in ([], [("", "the value is nested too deeply to validate (or the schema's "
+                             "$ref loops back on itself)")])
+
+
+def test_schema_that_loops_gives_a_message_not_a_crash() -> None:
+    t = Tool.of(tool(p={"$ref": "#/properties/p"}))
+    [(pointer, message)] = literal_param_errors(t, {"p": 1})
+    assert pointer == "" and "loops back on itself" in message
 
 
 # -- resolved parameters and results (the interpreters' checks) ---------------------------------
@@ -574,6 +581,17 @@ def test_validate_output(value: Any, expected: list[tuple[str, str]]) -> None:
     weather = Tool.of(WEATHER)
     assert validate_output(weather, value) == expected
     assert validate_output(weather, freeze(value)) == expected
+
+
+def test_mixed_plain_and_frozen_values() -> None:
+    pay = Tool.of(CHECKED)
+    call = {"amount": 1, "tags": [freeze(["a", 2])], "address": freeze({"city": 3})}
+    assert validate_params(pay, {"amount": 1, "tags": freeze(["a", 2]), "address": {"city": 3}}) == [
+        ("/address/city", "address.city: 3 is not of type 'string'"),
+        ("/tags/1", "tags.1: 2 is not of type 'string'")]
+    assert literal_param_errors(pay, call) == [
+        ("/address/city", "address.city: 3 is not of type 'string'"),
+        ("/tags/0", "tags.0: ['a', 2] is not of type 'string'")]
 
 
 def test_validate_output_without_output_schema() -> None:
@@ -726,7 +744,7 @@ def _with_references(value: Any, mask: list[bool]) -> Any:
     return walk(value, top=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(CALLS, st.lists(st.booleans(), min_size=1, max_size=5))
 def test_references_never_add_errors(call: dict[str, Any], mask: list[bool]) -> None:
     pay = Tool.of(CHECKED)
@@ -745,7 +763,7 @@ def _has_string_prefix(value: Any, prefixes: tuple[str, ...]) -> bool:
     return False
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(CALLS)
 def test_agrees_with_jsonschema_when_no_references(call: dict[str, Any]) -> None:
     pay = Tool.of(CHECKED)
@@ -760,7 +778,7 @@ def test_agrees_with_jsonschema_when_no_references(call: dict[str, Any]) -> None
     assert (validate_params(pay, call) == []) is reference
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["type", "properties", "required", "items", "$ref",
                                         "_activity", "anyOf", "const"]), JSON, max_size=4),
        JSON)

@@ -40,7 +40,7 @@ def test_missing_is_exported_once() -> None:
 
 # -- present: the test of || and && ----------------------------------------------------
 
-PRESENT = [
+PRESENT: list[tuple[Any, bool]] = [
     (MISSING, False),
     (None, False),
     (0, True),
@@ -188,7 +188,7 @@ def test_freeze_and_thaw_a_moderately_deep_value() -> None:
 
 # -- thaw --------------------------------------------------------------------------------
 
-THAW = [
+THAW: list[tuple[Any, Any]] = [
     (None, None),
     (3, 3),
     ("x", "x"),
@@ -216,7 +216,7 @@ def test_thaw_gives_plain_containers_all_the_way_down() -> None:
 def test_thaw_sorts_object_keys() -> None:
     keys = [f"k{i:03}" for i in range(200)]
     frozen = freeze({k: {k2: 0 for k2 in reversed(keys[:5])} for k in reversed(keys)})
-    plain = thaw(frozen)
+    plain: Any = thaw(frozen)
     assert list(plain) == sorted(keys)
     assert all(list(inner) == sorted(keys[:5]) for inner in plain.values())
 
@@ -235,7 +235,7 @@ def test_thaw_of_a_deep_value_is_iterative() -> None:
     assert depth == 20_000
 
 
-ROUND_TRIP = [
+ROUND_TRIP: list[Any] = [
     {"user": {"name": "Alex", "tags": ["new", "vip"], "age": 3, "ratio": 0.5, "ok": True}},
     [None, False, 0, 0.0, "", [], {}],
     {"пользователь": {"имя": "Алекс", "my key": {"0": [1]}}},

@@ -1,0 +1,520 @@
+"""interpreters/machine.py: the pure run state machine, driven by hand.
+
+Every interpreter is a loop over these functions; here they are called one step at a
+time so each rule of SEMANTICS §7 is seen without any activity, thread or event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from obelisk import compile_plan
+from obelisk.core.context import Context
+from obelisk.core.values import MISSING, thaw
+from obelisk.interpreters.machine import (
+    Approve, Chose, Deny, Invocation, PlanRefused, Raised, Replace, Returned, RunState, Status,
+    advance, as_verdict, begin, cancel, complete, decide, executor_for, finish, output_message,
+    resolved_call, scoped_context,
+)
+
+DATE = "2025-10-26T12:00:00Z"
+
+
+def start(plan: list[Any], context: list[Any] | None = None, **kw: Any) -> RunState:
+    return begin(compile_plan(plan, context=context or [], **kw))
+
+
+def ready_nodes(state: RunState) -> tuple[RunState, list[int]]:
+    state, ready = advance(state)
+    return state, [inv.node for inv in ready]
+
+
+def value(state: RunState, kind: str, *path: Any, instance: str | None = None) -> Any:
+    found = state.context.value(kind, tuple(path), instance)
+    return MISSING if found is MISSING else thaw(found)
+
+
+def check_invariants(state: RunState) -> None:
+    """The invariants the module docstring states, checked on any state."""
+    plan = state.plan
+    for node in plan.nodes:
+        unfinished = sum(1 for p in plan.predecessors[node.id]
+                         if state.status[p] not in (Status.EXECUTED, Status.SKIPPED,
+                                                    Status.FAILED, Status.CANCELLED))
+        assert state.waiting[node.id] == unfinished
+        in_candidates = node.id in state.candidates
+        assert in_candidates == (state.status[node.id] is Status.PENDING and unfinished == 0)
+    assert state.running == sum(status is Status.RUNNING for status in state.status)
+    assert len(set(state.candidates)) == len(state.candidates)  # each candidate once
+
+
+# -- begin ------------------------------------------------------------------------------
+
+
+def test_begin_puts_every_call_pending_and_sources_in_candidates() -> None:
+    state = start([
+        {"_tool": "a", "_outputPath": "†state.a"},
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "c", "_outputPath": "†state.c"},
+    ])
+    assert list(state.status) == [Status.PENDING] * 3
+    assert set(state.candidates) == {0, 2}
+    assert list(state.waiting) == [0, 1, 0]
+    assert not state.done
+    check_invariants(state)
+
+
+def test_begin_refuses_a_plan_with_errors() -> None:
+    plan = compile_plan([{"_tool": "a", "x": "†state.nowhere"}])
+    with pytest.raises(PlanRefused) as info:
+        begin(plan)
+    assert info.value.diagnostics[0].code == "dangling-reference"
+    assert "cannot run" in str(info.value)
+
+
+def test_the_order_of_calls_in_the_list_makes_no_edge() -> None:
+    # The reader comes first in the list; it still waits for the writer.
+    state = start([
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "a", "_outputPath": "†state.a"},
+    ])
+    state, ready = ready_nodes(state)
+    assert ready == [1]
+    assert state.status[0] is Status.PENDING
+
+
+# -- advance ----------------------------------------------------------------------------
+
+
+def test_advance_resolves_parameters_and_hands_out_invocations() -> None:
+    state = start([{"_tool": "t", "who": "†input.user.name", "n": 3,
+                    "deep": {"list": ["†input.user.name", "plain"]}, "_outputPath": "†state.r"}],
+                  [{"type": "input", "input": {"user": {"name": "Alex"}}}])
+    state, ready = advance(state)
+    assert len(ready) == 1
+    call = ready[0].call
+    assert call == {"_tool": "t", "who": "Alex", "n": 3,
+                    "deep": {"list": ["Alex", "plain"]}, "_outputPath": "†state.r"}
+    assert state.status[0] is Status.RUNNING and state.running == 1
+    check_invariants(state)
+
+
+def test_missing_value_that_nothing_writes_skips_with_an_error() -> None:
+    # input is external: the compiler lets it through, the run finds it MISSING.
+    state = start([{"_tool": "t", "x": "†input.amount", "_outputPath": "†state.r"}])
+    state, ready = advance(state)
+    assert ready == ()
+    assert state.status[0] is Status.SKIPPED
+    result = finish(state)
+    assert [e["data"]["error"]["type"] for e in result.errors] == ["MissingValue"]
+    assert result.calls[0].outcome == "skipped" and result.calls[0].error == "MissingValue"
+
+
+def test_null_counts_as_missing() -> None:
+    state = start([{"_tool": "t", "x": "†input.amount", "_outputPath": "†state.r"}],
+                  [{"type": "input", "input": {"amount": None}}])
+    state, ready = advance(state)
+    assert ready == () and state.status[0] is Status.SKIPPED
+    assert "MissingValue" in state.reasons[0]
+
+
+def test_dead_branch_skips_silently_and_cascades() -> None:
+    state = start([
+        {"_tool": "pay", "_outputPath": "†state.receipt || †state.error"},
+        {"_tool": "confirm", "r": "†state.receipt", "_outputPath": "†state.confirmed"},
+        {"_tool": "mail", "c": "†state.confirmed", "_outputPath": "†state.mailed"},
+    ])
+    state, ready = advance(state)
+    state = complete(state, ready[0].node, Raised("CardDeclined", "declined"), DATE)
+    state, ready = advance(state)
+    assert ready == ()
+    assert [state.status[i] for i in range(3)] == [Status.EXECUTED, Status.SKIPPED, Status.SKIPPED]
+    assert state.reasons[1].startswith("dead branch")
+    assert finish(state).errors == ()
+    assert state.done
+    check_invariants(state)
+
+
+def test_or_waits_for_its_first_operand_even_when_the_second_is_present() -> None:
+    state = start([
+        {"_tool": "slow", "_outputPath": "†state.a"},
+        {"_tool": "use", "x": "†state.a || †input.fallback", "_outputPath": "†state.r"},
+    ], [{"type": "input", "input": {"fallback": "f"}}])
+    state, ready = ready_nodes(state)
+    assert ready == [0]                      # call 1 waits although its fallback is there
+    state = complete(state, 0, Returned("A"), DATE)
+    state, ready = advance(state)
+    assert [inv.call["x"] for inv in ready] == ["A"]
+
+
+def test_or_falls_back_when_the_writer_took_another_branch() -> None:
+    state = start([
+        {"_tool": "pick", "_outputPath": "†state.a || †state.b"},
+        {"_tool": "use", "x": "†state.a || 'default'", "_outputPath": "†state.r"},
+    ])
+    state, ready = advance(state)
+    state = complete(state, 0, Chose("†state.b", 1), DATE)
+    state, ready = advance(state)
+    assert [inv.call["x"] for inv in ready] == ["default"]
+
+
+def test_resolved_parameters_are_checked_against_the_tool_schema() -> None:
+    tool = {"type": "object", "properties": {"_tool": {"const": "t"}, "n": {"type": "integer"}},
+            "required": ["n"]}
+    # The producer has no _output schema, so the compiler cannot know the type.
+    producer = {"type": "object", "properties": {"_tool": {"const": "p"}}}
+    state = start([{"_tool": "p", "_outputPath": "†state.n"},
+                   {"_tool": "t", "n": "†state.n", "_outputPath": "†state.r"}],
+                  tools=[producer, tool])
+    state, _ = advance(state)
+    state = complete(state, 0, Returned("seven"), DATE)
+    state, ready = advance(state)
+    assert ready == ()
+    result = finish(state)
+    assert result.calls[1].outcome == "failed" and result.calls[1].error == "ParamSchema"
+    assert "/n" in result.errors[0]["data"]["error"]["message"]
+    assert value(state, "state", "r") is MISSING
+
+
+def test_escaped_dagger_is_a_literal() -> None:
+    state = start([{"_tool": "t", "s": "\\†state.x", "_outputPath": "†state.r"}])
+    _, ready = advance(state)
+    assert ready[0].call["s"] == "†state.x"
+
+
+def test_resolved_call_of_an_instance_copy_carries_its_instance() -> None:
+    plan = compile_plan([{"_tool": "t", "x": "†state.x", "_outputPath": "†state.y"}],
+                        context=[{"type": "state", "_instance": "①", "x": 1}], instances=True)
+    node = plan.nodes[0]
+    call = resolved_call(node, {("x",): 1})
+    assert call["_instance"] == "①" and call["x"] == 1
+    assert "_instance" not in thaw(node.call)  # the call as written is unchanged
+
+
+# -- scoped context ---------------------------------------------------------------------
+
+
+def test_scoped_context_keeps_only_the_named_kinds_and_the_own_instance() -> None:
+    context = [
+        {"type": "state", "g": 1},
+        {"type": "input", "input": {"i": 1}},
+        {"type": "state", "_instance": "①", "mine": 1},
+        {"type": "state", "_instance": "②", "theirs": 1},
+        {"type": "text", "text": "hello"},
+    ]
+    plan = compile_plan([{"_tool": "t", "_scopes": ["state"], "_outputPath": "†state.y"}],
+                        context=context, instances=True)
+    ctx = Context.of(context)
+    first = scoped_context(ctx, plan.nodes[0])
+    assert [m.get("_instance") for m in first.to_json()] == [None, "①"]
+    assert thaw(first.value("state", (), "①")) == {"g": 1, "mine": 1}
+    assert first.value("input") is MISSING
+
+
+def test_no_scopes_means_an_empty_context() -> None:
+    plan = compile_plan([{"_tool": "t", "_outputPath": "†state.y"}],
+                        context=[{"type": "state", "g": 1}])
+    assert len(scoped_context(plan.context, plan.nodes[0])) == 0
+
+
+# -- approval ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    (True, Approve()), (None, Approve()), (Approve(), Approve()),
+    (False, Deny()), ("too expensive", Deny("too expensive")), (Deny("no"), Deny("no")),
+    ({"x": 1}, Replace({"x": 1})), (Replace({"x": 2}), Replace({"x": 2})),
+])
+def test_as_verdict(answer: Any, expected: Any) -> None:
+    assert as_verdict(answer) == expected
+
+
+@pytest.mark.parametrize("answer", [1, 0, ["x"], object()])
+def test_as_verdict_refuses_anything_else(answer: Any) -> None:
+    with pytest.raises(TypeError, match="approval hook"):
+        as_verdict(answer)
+
+
+def _one_ready(plan: list[Any], context: list[Any] | None = None, **kw: Any
+               ) -> tuple[RunState, Invocation]:
+    state, ready = advance(start(plan, context, **kw))
+    assert len(ready) == 1
+    return state, ready[0]
+
+
+def test_deny_fails_the_call_with_denied_and_releases_its_readers() -> None:
+    state, inv = _one_ready([
+        {"_tool": "t", "_outputPath": "†state.r"},
+        {"_tool": "u", "x": "†state.r", "_outputPath": "†state.s"},
+    ])
+    state, next_step = decide(state, inv, Deny("not today"))
+    assert next_step is None
+    assert state.status[0] is Status.FAILED and not state.running
+    state, ready = advance(state)
+    assert ready == () and state.status[1] is Status.SKIPPED  # a dead branch: r was never written
+    result = finish(state)
+    assert [(e["data"]["error"]["type"], e["data"]["error"]["message"]) for e in result.errors] == [
+        ("Denied", "not today")]
+    check_invariants(state)
+
+
+def test_replace_keeps_meta_properties_and_revalidates() -> None:
+    tool = {"type": "object", "properties": {"_tool": {"const": "t"}, "n": {"type": "integer"}}}
+    state, inv = _one_ready([{"_tool": "t", "n": 1, "_outputPath": "†state.r"}], tools=[tool])
+    _, replaced = decide(state, inv, Replace({"n": 2, "_outputPath": "†state.elsewhere",
+                                             "_tool": "other"}))
+    assert replaced is not None
+    assert replaced.call == {"_tool": "t", "n": 2, "_outputPath": "†state.r"}
+    state2, refused = decide(state, inv, Replace({"n": "two"}))
+    assert refused is None
+    assert finish(state2).calls[0].error == "ParamSchema"
+
+
+def test_approve_runs_the_call_unchanged() -> None:
+    state, inv = _one_ready([{"_tool": "t", "n": 1, "_outputPath": "†state.r"}])
+    assert decide(state, inv, Approve()) == (state, inv)
+
+
+# -- complete: the outcome rules -------------------------------------------------------
+
+
+def _run_one(output: str | None, outcome: Any, *, tools: list[Any] | None = None,
+             method: str | None = None, context: list[Any] | None = None) -> RunState:
+    call: dict[str, Any] = {"_tool": "t"}
+    if output is not None:
+        call["_outputPath"] = output
+    if method is not None:
+        call["_outputMethod"] = method
+    state, inv = _one_ready([call], context, tools=tools or ())
+    state = complete(state, inv.node, outcome, DATE)
+    check_invariants(state)
+    return state
+
+
+def test_a_value_goes_to_the_first_alternative() -> None:
+    state = _run_one("†state.ok || †state.err", Returned({"id": 7}))
+    assert value(state, "state") == {"ok": {"id": 7}}
+    assert state.status[0] is Status.EXECUTED
+
+
+def test_a_value_fans_out_to_every_path_of_the_first_group() -> None:
+    state = _run_one("(†state.a && †data.b.c) || †state.err", Returned(5))
+    assert value(state, "state") == {"a": 5}
+    assert value(state, "data") == {"b": {"c": 5}}
+    written = [m for m in state.context.to_json() if m.get("_outputPath")]
+    assert [m["_outputPath"] for m in written] == ["†state.a", "†data.b.c"]
+
+
+def test_a_choice_goes_to_the_alternative_it_names() -> None:
+    state = _run_one("†state.a || †state.b || †state.c", Chose("†state.b", "middle"))
+    assert value(state, "state") == {"b": "middle"}
+    assert state.reasons[0] == "chose alternative 2"
+
+
+def test_choosing_an_undeclared_alternative_is_a_broken_contract() -> None:
+    for path in ("†state.z", "not a reference", "†state.a.deeper"):
+        state = _run_one("†state.a || †state.b", Chose(path, 1))
+        result = finish(state)
+        assert result.calls[0].outcome == "failed" and result.calls[0].error == "BranchContract"
+        assert value(state, "state") is MISSING
+
+
+def test_an_exception_with_two_alternatives_goes_to_the_last() -> None:
+    state = _run_one("†state.a || †state.b || †state.err",
+                     Raised("CardDeclined", "declined", {"code": 51}))
+    assert value(state, "state") == {"err": {"type": "CardDeclined", "message": "declined",
+                                             "data": {"code": 51}}}
+    result = finish(state)
+    assert result.errors == () and result.calls[0].outcome == "executed"
+
+
+def test_an_exception_without_alternatives_is_an_error_message() -> None:
+    state = _run_one("†state.a", Raised("Boom", "it broke", [1]))
+    result = finish(state)
+    assert result.calls[0].outcome == "failed"
+    assert result.errors[0]["data"]["error"] == {"type": "Boom", "message": "it broke", "data": [1]}
+    assert value(state, "state") is MISSING
+
+
+@pytest.mark.parametrize("etype", ["NotJSON", "NoMock", "NoActivity", "OutputSchema"])
+def test_a_broken_contract_never_goes_to_a_branch(etype: str) -> None:
+    state = _run_one("†state.a || †state.err", Raised(etype, "broken", contract=True))
+    result = finish(state)
+    assert result.calls[0].error == etype and value(state, "state") is MISSING
+
+
+@pytest.mark.parametrize("bad", [{1, 2}, b"bytes", float("nan"), float("inf"), object(),
+                                 {"k": {1: 2}}])
+def test_a_result_that_is_not_json_fails_with_notjson(bad: Any) -> None:
+    state = _run_one("†state.a || †state.err", Returned(bad))
+    assert finish(state).calls[0].error == "NotJSON"
+    assert value(state, "state") is MISSING
+
+
+def test_the_output_schema_is_checked_for_the_first_alternative_only() -> None:
+    tool = {"type": "object", "properties": {
+        "_tool": {"const": "t"}, "_output": {"type": "object", "required": ["id"]}}}
+    bad = _run_one("†state.a || †state.b", Returned({"no": "id"}), tools=[tool])
+    assert finish(bad).calls[0].error == "OutputSchema"
+    chosen = _run_one("†state.a || †state.b", Chose("†state.b", {"no": "id"}), tools=[tool])
+    assert value(chosen, "state") == {"b": {"no": "id"}}
+    first = _run_one("†state.a || †state.b", Chose("†state.a", {"no": "id"}), tools=[tool])
+    assert finish(first).calls[0].error == "OutputSchema"
+
+
+def test_a_write_that_cannot_be_applied_is_a_write_error_and_writes_nothing() -> None:
+    state = _run_one("†state.list && †state.copy", Returned(1), method="push",
+                     context=[{"type": "state", "state": {"list": {"an": "object"}}}])
+    result = finish(state)
+    assert result.calls[0].error == "WriteError"
+    assert value(state, "state", "copy") is MISSING  # nothing of a failed fan-out is kept
+
+
+def test_fire_and_forget_drops_the_result() -> None:
+    state = _run_one(None, Returned({1, 2}))  # not even checked for JSON: it is dropped
+    assert state.status[0] is Status.EXECUTED
+    assert len(state.context) == 0
+
+
+def test_fire_and_forget_records_its_errors() -> None:
+    state = _run_one(None, Raised("Boom", "x"))
+    assert finish(state).calls[0].error == "Boom"
+
+
+def test_complete_refuses_a_call_that_is_not_running() -> None:
+    state = start([{"_tool": "t", "_outputPath": "†state.a"}])
+    with pytest.raises(ValueError, match="not running"):
+        complete(state, 0, Returned(1), DATE)
+
+
+# -- the messages -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["set", "merge", "assign", "push", "concat"])
+def test_the_written_message(method: str) -> None:
+    result = [1, 2] if method == "concat" else {"k": 1} if method in ("merge", "assign") else 3
+    state = _run_one("†state.user.tags", Returned(result), method=method)
+    message = state.context.to_json()[-1]
+    call = {"_tool": "t", "_outputPath": "†state.user.tags", "_outputMethod": method}
+    assert message == {"type": "data", "kind": "state", "data": {"user": {"tags": result}},
+                       "_outputPath": "†state.user.tags", "_outputMethod": method,
+                       "_call": call, "_date": DATE}
+
+
+def test_an_index_segment_is_written_as_its_decimal_text() -> None:
+    plan = compile_plan([{"_tool": "t", "_outputPath": "†state.list.0"}])
+    message = output_message(plan.nodes[0], plan.nodes[0].output.targets[0],  # type: ignore[union-attr]
+                             "v", DATE)
+    assert thaw(message["data"]) == {"list": {"0": "v"}}
+
+
+def test_instance_copies_tag_their_messages_and_errors() -> None:
+    plan = compile_plan(
+        [{"_tool": "t", "x": "†state.x", "_outputPath": "†state.y"}],
+        context=[{"type": "state", "_instance": "②", "x": 2},
+                 {"type": "state", "_instance": "①", "x": 1}], instances=True)
+    state, ready = advance(begin(plan))
+    by_instance = {plan.nodes[inv.node].instance: inv for inv in ready}
+    state = complete(state, by_instance["②"].node, Raised("Boom", "x"), DATE)
+    state = complete(state, by_instance["①"].node, Returned("ok"), DATE)
+    result = finish(state)
+    written = result.context.to_json()[2]
+    assert written["_instance"] == "①" and written["_outputPath"] == "†state.y"
+    assert result.errors[0]["_instance"] == "②"
+    assert value(state, "state", "y", instance="①") == "ok"
+    assert value(state, "state", "y", instance="②") is MISSING
+
+
+def test_errors_are_appended_at_the_end_ordered_by_call_then_instance() -> None:
+    plan = compile_plan([
+        {"_tool": "a", "_outputPath": "†state.a"},
+        {"_tool": "b", "_outputPath": "†state.b"},
+        {"_tool": "c", "_outputPath": "†state.c"},
+    ])
+    state, ready = advance(begin(plan))
+    # complete in reverse order: 2 fails, 0 fails, 1 succeeds
+    state = complete(state, 2, Raised("C", "c"), DATE)
+    state = complete(state, 1, Returned(1), DATE)
+    state = complete(state, 0, Raised("A", "a"), DATE)
+    result = finish(state)
+    messages = result.context.to_json()
+    assert [m["type"] for m in messages] == ["data", "error", "error"]
+    assert [m["data"]["error"]["type"] for m in messages[1:]] == ["A", "C"]
+    assert result.status == "completed"
+
+
+# -- cancel, finish, executors ----------------------------------------------------------
+
+
+def test_cancel_marks_running_calls_and_keeps_finished_results() -> None:
+    state, ready = advance(start([
+        {"_tool": "a", "_outputPath": "†state.a"},
+        {"_tool": "b", "_outputPath": "†state.b"},
+        {"_tool": "c", "x": "†state.b", "_outputPath": "†state.c"},
+    ]))
+    state = complete(state, 0, Returned("kept"), DATE)
+    result = finish(cancel(state), cancelled=True)
+    assert result.status == "cancelled"
+    assert [c.outcome for c in result.calls] == ["executed", "cancelled", "pending"]
+    assert value(state, "state", "a") == "kept"
+    assert {"event": "cancelled", "call": 1} in result.trace
+
+
+def test_outcome_of_looks_a_call_up() -> None:
+    state, ready = advance(start([{"_tool": "a", "_outputPath": "†state.a"}]))
+    result = finish(complete(state, 0, Returned(1), DATE))
+    assert result.outcome_of(0) == "executed"
+    with pytest.raises(KeyError):
+        result.outcome_of(0, "①")
+
+
+def test_the_trace_lists_events_in_order() -> None:
+    state, _ = advance(start([
+        {"_tool": "pay", "_outputPath": "†state.ok || †state.err"},
+        {"_tool": "use", "x": "†state.ok", "_outputPath": "†state.r"},
+    ]))
+    state = complete(state, 0, Raised("E", "e"), DATE)
+    state, _ = advance(state)
+    assert finish(state).trace == (
+        {"event": "started", "call": 0},
+        {"event": "wrote", "call": 0, "detail": "†state.err"},
+        {"event": "executed", "call": 0, "detail": "E routed to alternative 2"},
+        {"event": "skipped", "call": 1, "detail": "dead branch: †state.ok was not written"},
+    )
+
+
+@pytest.mark.parametrize(("tool", "names", "expected"), [
+    ({"type": "object", "properties": {"_tool": {"const": "t"}}}, ["t"], "t"),
+    ({"type": "object", "properties": {"_tool": {"const": "t"}}}, ["other"], ""),
+    ({"type": "object", "_activity": "impl", "properties": {"_tool": {"const": "t"}}}, ["t"], "impl"),
+    (None, ["t"], "t"),
+    (None, [], ""),
+])
+def test_executor_for(tool: Any, names: list[str], expected: str) -> None:
+    plan = compile_plan([{"_tool": "t"}], tools=[tool] if tool else ())
+    assert executor_for(plan, plan.nodes[0], names) == expected
+
+
+def test_a_plan_without_cycles_always_terminates() -> None:
+    # Drive a diamond with failures everywhere: the loop still ends with every call final.
+    state = start([
+        {"_tool": "a", "_outputPath": "†state.a || †state.aerr"},
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "c", "x": "†state.a", "_outputPath": "†state.c"},
+        {"_tool": "d", "x": "†state.b && †state.c", "_outputPath": "†state.d"},
+        {"_tool": "e", "x": "†state.aerr", "_outputPath": "†state.e"},
+    ])
+    steps = 0
+    while not state.done:
+        steps += 1
+        assert steps < 20
+        state, ready = advance(state)
+        for inv in ready:
+            outcome = Returned("v") if inv.node != 1 else Raised("Boom", "b")
+            state = complete(state, inv.node, outcome, DATE)
+        check_invariants(state)
+    result = finish(state)
+    assert [c.outcome for c in result.calls] == ["executed", "failed", "executed", "skipped",
+                                                 "skipped"]
