@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from pyrsistent import PMap, PVector
 
 from obelisk.compiler.diagnostics import Diagnostic, sort_diagnostics
@@ -142,6 +142,9 @@ class CompiledPlan:
     context: Context
     tools: ToolRegistry | None
     instanced: bool
+    #: A cache of values derived from the plan (per-node templates the interpreters
+    #: build once); not part of the plan's value.
+    memo: dict[Any, Any] = field(factory=dict, init=False, eq=False, repr=False, hash=False)
 
     @property
     def ok(self) -> bool:

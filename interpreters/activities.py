@@ -63,10 +63,26 @@ FAILURES: tuple[type[BaseException], ...] = (Exception, asyncio.CancelledError)
 
 
 def outcome_of_exception(exc: BaseException) -> Outcome:
-    """A raised exception as an outcome (an ActivityError keeps its type and data)."""
+    """A raised exception as an outcome (an ActivityError keeps its type and data).
+
+    Never raises itself: an exception whose ``str()`` fails is described by its class.
+    """
+    name = type(exc).__name__
     if isinstance(exc, ActivityError):
-        return Raised(exc.type, exc.message, MISSING if exc.data is None else exc.data)
-    return Raised(type(exc).__name__, str(exc) or type(exc).__name__)
+        etype = _text(exc.type, name)
+        return Raised(etype, _text(exc.message, etype), MISSING if exc.data is None else exc.data)
+    return Raised(name, _text(exc, name))
+
+
+def _text(value: Any, fallback: str) -> str:
+    if value is None:
+        return fallback
+    if isinstance(value, str):
+        return value or fallback
+    try:
+        return str(value) or fallback
+    except Exception:  # noqa: BLE001 - a broken __str__ must not crash the run
+        return fallback
 
 
 def latent_outcome(invocation: Invocation) -> Outcome | None:

@@ -30,7 +30,7 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import (
     arguments, is_async, outcome_of_exception, outcome_of_value,
 )
-from obelisk.interpreters.common import choose, clock_of, prepare
+from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
 from obelisk.interpreters.machine import (
     Invocation, Outcome, Raised, RunResult, advance, as_verdict, begin, cancel, complete,
     decide, finish,
@@ -40,6 +40,19 @@ AsyncInvoke = Callable[[Invocation], Awaitable[Outcome]]
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
+                      approve: Callable[[dict[str, Any]], Any] | None,
+                      clock: Callable[[], str], *, max_concurrency: int | None = None,
+                      timeout: float | None = None) -> RunResult:
+    """The asyncio loop: advance, approve, start tasks, complete them as they finish.
+
+    The garbage collector is tuned for the length of the run (see ``gc_tuned``).
+    """
+    with gc_tuned():
+        return await _drive_async(plan, context, invoke, approve, clock,
+                                  max_concurrency=max_concurrency, timeout=timeout)
+
+
+async def _drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
                       approve: Callable[[dict[str, Any]], Any] | None,
                       clock: Callable[[], str], *, max_concurrency: int | None = None,
                       timeout: float | None = None) -> RunResult:

@@ -264,7 +264,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     if dead:
         reason = f"dead branch: {', '.join(dead)} was not written"
         return _finish(state, node_id, Status.SKIPPED, reason, Event("skipped", node_id, reason)), None
-    call = resolved_call(node, values)
+    call = resolved_call(plan, node, values)
     tool = plan.tool_of(node)
     if tool is not None:
         problems = validate_params(tool, call)
@@ -281,14 +281,14 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     return state, Invocation(node_id, call, tool, scoped_context(state.context, node))
 
 
-def resolved_call(node: Node, values: Mapping[Path, Frozen]) -> dict[str, Any]:
+def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen]) -> dict[str, Any]:
     """The call as written with every parameter expression replaced by its value.
 
     Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
     never resolved. A copy made by instancing carries its ``_instance``, so the activity
     knows which instance it works for. Returns a fresh plain dict each time.
     """
-    call: Any = json.loads(_template(node))
+    call: Any = json.loads(_template(plan, node))
     for path, value in values.items():
         target = call
         for segment in path[:-1]:
@@ -297,8 +297,15 @@ def resolved_call(node: Node, values: Mapping[Path, Frozen]) -> dict[str, Any]:
     return call  # type: ignore[no-any-return]
 
 
-@functools.lru_cache(maxsize=65536)
-def _template(node: Node) -> str:
+def _template(plan: CompiledPlan, node: Node) -> str:
+    key = ("call-template", node.id)
+    text = plan.memo.get(key)
+    if text is None:
+        text = plan.memo[key] = _call_text(node)
+    return text
+
+
+def _call_text(node: Node) -> str:
     # The call as JSON text, its instance added and literal \† strings unescaped:
     # json.loads of it is the cheapest fresh copy to resolve parameters into (nodes are
     # immutable, so the text is cached).
@@ -433,30 +440,44 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
                          f"the result fails {tool.name}'s _output schema: {text}")
     context = state.context
     events = []
-    for target in node.output.alternatives[alt].targets:
+    for number, target in enumerate(node.output.alternatives[alt].targets):
+        key = ("message-base", node_id, alt, number)
+        base = state.plan.memo.get(key)
+        if base is None:
+            base = state.plan.memo[key] = message_base(node, target)
         write = Write(target.kind, node.instance, target.path, node.method, frozen)
-        context, error = context.append_write(output_message(node, target, frozen, date), write)
+        context, error = context.append_write(
+            output_message(node, target, frozen, date, base), write)
         if error is not None:  # nothing of a failed fan-out is kept
             return _fail(state, node_id, "WriteError", str(error))
-        events.append(Event("wrote", node_id, str(target)))
+        events.append(Event("wrote", node_id, base["_outputPath"]))
     events.append(Event("executed", node_id, note))
     return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
 
 
-def output_message(node: Node, target: Reference, value: Frozen, date: str) -> PMap[str, Any]:
+def output_message(node: Node, target: Reference, value: Frozen, date: str,
+                   base: PMap[str, Any] | None = None) -> PMap[str, Any]:
     """The data message that writes ``value`` to one target of a call's output (§7.7),
-    built frozen (every part of it already is)."""
+    built frozen (every part of it already is). ``base``: :func:`message_base`'s result,
+    when the caller has it cached."""
     data: Any = value
     for segment in reversed(target.path):
         data = pmap({str(segment): data})
-    message: dict[str, Any] = {
-        "type": "data", "kind": target.kind, "data": data,
-        "_outputPath": str(target), "_outputMethod": node.method.value,
-        "_call": node.call, "_date": date,
+    message = (base if base is not None else message_base(node, target)).evolver()
+    message["data"] = data
+    message["_date"] = date
+    return message.persistent()
+
+
+def message_base(node: Node, target: Reference) -> PMap[str, Any]:
+    """The part of an output message that is the same every time the call writes."""
+    base: dict[str, Any] = {
+        "type": "data", "kind": target.kind, "_outputPath": str(target),
+        "_outputMethod": node.method.value, "_call": node.call,
     }
     if node.instance is not None:
-        message["_instance"] = node.instance
-    return pmap(message)
+        base["_instance"] = node.instance
+    return pmap(base)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import (
     FAILURES, arguments, outcome_of_exception, outcome_of_value,
 )
-from obelisk.interpreters.common import choose, clock_of, prepare
+from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
 from obelisk.interpreters.machine import (
     Invocation, Outcome, RunResult, advance, as_verdict, begin, complete, decide, finish,
 )
@@ -37,18 +37,19 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncInvoke,
         return loop.run_until_complete(value) if inspect.isawaitable(value) else value
 
     try:
-        state = begin(plan, context)
-        while not state.done:
-            state, ready = advance(state)
-            for invocation in ready:
-                if approve is not None:
-                    verdict = as_verdict(wait(approve(dict(invocation.call))))
-                    state, next_step = decide(state, invocation, verdict)
-                    if next_step is None:
-                        continue
-                    invocation = next_step
-                state = complete(state, invocation.node, invoke(invocation, wait), clock())
-        return finish(state)
+        with gc_tuned():
+            state = begin(plan, context)
+            while not state.done:
+                state, ready = advance(state)
+                for invocation in ready:
+                    if approve is not None:
+                        verdict = as_verdict(wait(approve(dict(invocation.call))))
+                        state, next_step = decide(state, invocation, verdict)
+                        if next_step is None:
+                            continue
+                        invocation = next_step
+                    state = complete(state, invocation.node, invoke(invocation, wait), clock())
+            return finish(state)
     finally:
         loop.close()
 

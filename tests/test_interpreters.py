@@ -3,8 +3,8 @@
 Each test runs under six interpreters: the sync and the asyncio interpreter with real
 activities (plain functions, and ``async def`` ones), and the dry run under sync and
 asyncio with the equivalent mocks. A scenario states its tools' behaviour once, as a
-CONFORMANCE.md mock (or a function); :func:`activity_of` turns a mock into the activity
-that does the same thing, so the real and the dry interpreters see the same world.
+CONFORMANCE.md mock (or a function); ``equivalents.activity_of`` turns a mock into the
+activity that does the same thing, so the real and the dry interpreters see the same world.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+from equivalents import activity_of
 
 from obelisk import (
     MISSING, ActivityError, Approve, Branch, Context, Deny, Replace, RunResult, dry_run,
@@ -24,55 +25,6 @@ from obelisk.core.values import thaw
 from obelisk.interpreters.dryrun import DRY_RUN_DATE, views
 
 # -- the interpreters -------------------------------------------------------------------
-
-
-def scopes_view(context: Context, instance: str | None) -> dict[str, Any]:
-    """What ``echo_scopes`` returns: each kind of the scoped context as the call sees it."""
-    out = {}
-    for kind in context.kinds:
-        found = context.value(kind, (), instance)
-        if found is not MISSING:
-            out[kind] = thaw(found)
-    return out
-
-
-def perform(mock: Mapping[str, Any], call: dict[str, Any], context: Context) -> Any:
-    """Do what a CONFORMANCE.md mock says, as an activity would."""
-    if "return" in mock:
-        return copy.deepcopy(mock["return"])
-    if "raise" in mock:
-        err = mock["raise"]
-        raise ActivityError(err["type"], err.get("message", err["type"]), err.get("data"))
-    if "branch" in mock:
-        return Branch(mock["branch"], copy.deepcopy(mock.get("value")))
-    if "echo" in mock:
-        return {k: v for k, v in call.items() if not k.startswith("_")}
-    if "echo_scopes" in mock:
-        return scopes_view(context, call.get("_instance"))
-    if "by_instance" in mock:
-        return perform(mock["by_instance"][call["_instance"]], call, context)
-    raise NotImplementedError(f"no activity equivalent for {mock}")
-
-
-def activity_of(mock: Any, style: str) -> Callable[..., Any]:
-    """The activity equivalent to ``mock``: a plain or an ``async def`` function.
-
-    A function mock is already an activity. ``delay_ms`` always makes an async activity
-    (a dry run applies delays under asyncio only; a real activity sleeps everywhere).
-    """
-    if callable(mock):
-        return mock  # type: ignore[no-any-return]
-    delay = mock.get("delay_ms", 0) / 1000
-
-    def plain(call: dict[str, Any], tool: Any, context: Context) -> Any:
-        return perform(mock, call, context)
-
-    async def asynchronous(call: dict[str, Any], tool: Any, context: Context) -> Any:
-        if delay:
-            await asyncio.sleep(delay)
-        return perform(mock, call, context)
-
-    return asynchronous if style == "async" or delay else plain
 
 
 class Runner:

@@ -188,7 +188,7 @@ def test_resolved_call_of_an_instance_copy_carries_its_instance() -> None:
     plan = compile_plan([{"_tool": "t", "x": "†state.x", "_outputPath": "†state.y"}],
                         context=[{"type": "state", "_instance": "①", "x": 1}], instances=True)
     node = plan.nodes[0]
-    call = resolved_call(node, {("x",): 1})
+    call = resolved_call(plan, node, {("x",): 1})
     assert call["_instance"] == "①" and call["x"] == 1
     assert "_instance" not in thaw(node.call)  # the call as written is unchanged
 
