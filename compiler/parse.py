@@ -251,7 +251,7 @@ def _first_position(node: Tree[Token]) -> int:
 
 
 #: A quoted string up to its first escape JSON does not have (\q, a short \u12).
-_BAD_ESCAPE = re.compile(r"""(?:'(?:[^'\\]|\\['\\/bfnrt]|\\u[0-9a-fA-F]{4})*|"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*)(\\(?:u[0-9a-fA-F]{0,3}|[^u]?))""")
+_BAD_ESCAPE = re.compile(r"""(?:'(?:[^'\\]|\\['"\\/bfnrt]|\\u[0-9a-fA-F]{4})*|"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*)(\\(?:u[0-9a-fA-F]{0,3}|[^u]?))""")
 
 
 class _LiteralError(Exception):
@@ -323,7 +323,7 @@ class _Build(Transformer[Token, object]):
 
     def word_segment(self, children: list[Token]) -> _Segment:
         word = str(children[0])
-        value: str | int = int(word) if word.lstrip("-").isdigit() and word.isascii() else word
+        value: str | int = int(word) if _INDEX.fullmatch(word) else word
         return _Segment(value, children[0].end_pos or 0)
 
     def quoted_segment(self, children: list[Token]) -> _Segment:
@@ -351,6 +351,8 @@ class _Build(Transformer[Token, object]):
 
 
 _BUILD = _Build()
+#: An index: an optionally negative run of ASCII digits without leading zeros.
+_INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
 def _flatten(node: object, kind: type) -> list[object]:

@@ -30,6 +30,8 @@ class _Missing(enum.Enum):
     def __repr__(self) -> str:
         return "MISSING"
 
+    __str__ = __repr__
+
     def __bool__(self) -> Literal[False]:
         return False
 

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import asyncio
 import importlib
@@ -344,12 +344,28 @@ def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], An
     return ask
 
 
+class UsageError(Exception):
+    """Bad command-line usage; ``main`` prints it with the usage line and exits 2."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints usage errors to sys.stderr and exits; this one raises instead, so
+    # main() reports them on its own error stream.
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="obelisk",
         description="The Call/Plan protocol's reference implementation.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=_Parser)
 
     p = sub.add_parser("resolve", help="print the value of an expression in a context")
     p.add_argument("context", metavar="CONTEXT.json", help="array of messages (or - for stdin)")
@@ -409,7 +425,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse has printed the usage error
+    except UsageError as exc:
+        err.write(exc.usage)
+        print(f"obelisk: error: {exc}", file=err)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
     run: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.run
     try:

@@ -61,7 +61,8 @@ VALID_INPUT = [
     ("†state.items.0", R("state", "items", 0)),
     ("†state.items.10.x", R("state", "items", 10, "x")),
     ("†state.a.-0", R("state", "a", 0)),
-    ("†state.01", R("state", 1)),  # digits are an index
+    ("†state.01", R("state", "01")),  # a leading zero makes a key, not an index
+    ("†state.10", R("state", 10)),  # digits without a leading zero are an index
     ("†state.пользователь.имя", R("state", "пользователь", "имя")),  # Russian keys
     ("†пользователь.имя", R("пользователь", "имя")),  # and kinds
     ("†state.a-b.c-", R("state", "a-b", "c-")),  # - inside names
