@@ -72,13 +72,15 @@ class Diagnostic:
         return self.severity is Severity.ERROR
 
     def sort_key(self) -> tuple[Any, ...]:
-        """Deterministic order: by call, instance, pointer, column, code, message."""
+        """Deterministic order: by call, instance, pointer, column, code, related calls
+        (numerically: the race of calls 0 and 2 before that of 0 and 10), message."""
         return (
             -1 if self.call is None else self.call,
             self.instance or "",
             self.pointer,
             self.span.start if self.span else -1,
             self.code,
+            self.calls,
             self.message,
         )
 

@@ -45,6 +45,9 @@ _KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
 #: Write races reported at most (a plan where thousands of calls push to one list would
 #: otherwise print millions of pairs); past it one ``too-many`` info says how many more.
 MAX_RACES = 1000
+#: Pairs of calls writing overlapping paths examined for write races at most; past it the
+#: search stops (with a ``too-many`` info), so the check's time is bounded.
+MAX_RACE_PAIRS = 1_000_000
 
 
 class PlanError(ObeliskError, ValueError):
@@ -223,6 +226,7 @@ def _read_call(index: int, raw: Any, registry: ToolRegistry | None,
                    else f"known tools: {', '.join(registry.names) or 'none'}")
     else:
         report("unknown-tool", "the call has no _tool" if tool is None
+               else "_tool is an empty string" if tool == ""
                else f"_tool must be a tool's name, got {json_type(tool)}",
                pointer="/_tool", hint='name the tool: "_tool": "processPayment"')
 
@@ -264,7 +268,7 @@ def _read_call(index: int, raw: Any, registry: ToolRegistry | None,
             for target in output.targets:
                 if target.kind in NON_DATA_KINDS:
                     report("invalid-output-target",
-                           f"†{target.kind} is a {target.kind!r} message type, which cannot hold data",
+                           f'kind "{target.kind}" is a message type that cannot hold data',
                            pointer="/_outputPath", expression=text, span=target.span,
                            hint="write to a data kind such as †state or †data")
 
@@ -430,7 +434,8 @@ def compile_plan(
     position = [0] * n
     for place, node_id in enumerate(order):
         position[node_id] = place
-    _check_write_races(expanded, index, successors, position, guards, diagnostics, label)
+    _check_write_races(expanded, index, successors, position, guards, cyclic, diagnostics,
+                       label)
     _check_scope_races(expanded, index, successors, predecessors, guards, diagnostics, label)
     if registry is not None:
         _check_types(expanded, node_params, registry, ctx, diagnostics)
@@ -501,6 +506,7 @@ def _check_dangling(expanded: list[tuple[_CallInfo, str | None]],
                     node_params: list[tuple[Param, ...]], index: PathIndex[Any],
                     ctx: Context, out: list[Diagnostic], label: Label) -> None:
     input_state: dict[Path, tuple[bool, bool]] = {}
+    hints = _Hints(expanded, index, ctx, label)
     for node_id, (info, instance) in enumerate(expanded):
         for param in node_params[node_id]:
             verdict: dict[Reference, str] = {}
@@ -515,18 +521,16 @@ def _check_dangling(expanded: list[tuple[_CallInfo, str | None]],
                     verdict[ref] = "external" if (not has_input or declared) else "dangling"
                 else:
                     verdict[ref] = "dangling"
-            if not _satisfied(param.expr, verdict):
-                for read in param.reads:
-                    if verdict[read.reference] == "dangling":
-                        out.append(Diagnostic(
-                            "dangling-reference",
-                            f"{read.reference} is read here, but no call writes it and the "
-                            "context does not provide it",
-                            call=info.index, instance=instance, tool=info.tool,
-                            pointer=param.pointer, expression=param.text,
-                            span=read.reference.span,
-                            hint=_near_miss(read.reference, index, ctx, instance, label),
-                        ))
+            for ref in _culprits(param.expr, verdict):
+                out.append(Diagnostic(
+                    "dangling-reference",
+                    f"{ref} is read here, but no call writes it and the "
+                    "context does not provide it",
+                    call=info.index, instance=instance, tool=info.tool,
+                    pointer=param.pointer, expression=param.text,
+                    span=ref.span,
+                    hint=hints.near_miss(ref, instance),
+                ))
             for read in param.reads:
                 if verdict[read.reference] == "external":
                     out.append(Diagnostic(
@@ -536,6 +540,19 @@ def _check_dangling(expanded: list[tuple[_CallInfo, str | None]],
                         pointer=param.pointer, expression=param.text,
                         span=read.reference.span,
                     ))
+
+
+def _culprits(expr: Expr, verdict: Mapping[Reference, str]) -> list[Reference]:
+    """The dangling references that make ``expr`` dangle, left to right: none when it is
+    satisfied, and none inside a satisfied operand (``†a`` in ``(†a || 'x') && †b``)."""
+    if _satisfied(expr, verdict):
+        return []
+    match expr:
+        case Reference():
+            return [expr]
+        case Or(operands=ops) | And(operands=ops):
+            return [ref for op in ops for ref in _culprits(op, verdict)]
+    return []  # pragma: no cover - a literal is always satisfied
 
 
 def _satisfied(expr: Expr, verdict: Mapping[Reference, str]) -> bool:
@@ -553,27 +570,72 @@ def _satisfied(expr: Expr, verdict: Mapping[Reference, str]) -> bool:
     return True  # pragma: no cover
 
 
-def _near_miss(ref: Reference, index: PathIndex[Any], ctx: Context,
-               instance: str | None, label: Label) -> str:
-    candidates: dict[str, str] = {}
-    for kind in list(index.kinds()):
-        for writer, _, target in index.under_kind(kind):
-            candidates.setdefault(str(target), f"written by {label(writer)}")
-    for kind in ctx.kinds:
-        for path in _leaf_paths(ctx, kind, instance):
-            candidates.setdefault(render_reference(kind, path), "present in the context")
-    text = str(ref)
-    near = difflib.get_close_matches(text, list(candidates), n=1, cutoff=0.75)
-    if near:
-        return f"did you mean {near[0]} ({candidates[near[0]]})?"
-    # The writer of the nearest path above it, if any.
-    for depth in range(len(ref.path) - 1, -1, -1):
-        above = render_reference(ref.kind, ref.path[:depth])
-        below = [c for c in candidates if c.startswith(above + ".")]
-        if below:
-            shown = ", ".join(f"{c} ({candidates[c]})" for c in sorted(below)[:3])
-            return f"nearby: {shown}"
-    return f"write it with an earlier call's _outputPath, or add a {ref.kind} message to the context"
+#: How many candidate paths the did-you-mean and nearby searches may compare in one
+#: compile, all dangling references together. Each search compares the reference with
+#: every candidate, so a plan with thousands of dangling references against thousands of
+#: written paths would otherwise take minutes; past the budget a generic hint is given.
+HINT_BUDGET = 200_000
+
+
+class _Hints:
+    """Hints for dangling references: the candidate paths (written by a visible call, or
+    present in the context) are gathered once per instance, and the searches share
+    :data:`HINT_BUDGET`. Used by one ``_check_dangling`` pass, in its deterministic order."""
+
+    def __init__(self, expanded: list[tuple[_CallInfo, str | None]], index: PathIndex[Any],
+                 ctx: Context, label: Label) -> None:
+        self.expanded, self.index, self.ctx, self.label = expanded, index, ctx, label
+        self.budget = HINT_BUDGET
+        self.candidates: dict[str | None, dict[str, tuple[str, Path, str]]] = {}
+
+    def _candidates(self, instance: str | None) -> dict[str, tuple[str, Path, str]]:
+        """Rendered reference -> (kind, path, where it comes from), in a stable order."""
+        found = self.candidates.get(instance)
+        if found is None:
+            found = {}
+            writes = sorted(
+                (writer, str(target), target.kind, target.path)
+                for kind in list(self.index.kinds())
+                for writer, _, target in self.index.under_kind(kind)
+                if _visible(self.expanded[writer][1], instance))
+            for writer, text, kind, path in writes:
+                found.setdefault(text, (kind, path, f"written by {self.label(writer)}"))
+            for kind in self.ctx.kinds:
+                for path in _leaf_paths(self.ctx, kind, instance):
+                    found.setdefault(render_reference(kind, path),
+                                     (kind, path, "present in the context"))
+            self.candidates[instance] = found
+        return found
+
+    def near_miss(self, ref: Reference, instance: str | None) -> str:
+        generic = (f"write it with an earlier call's _outputPath, or add a {ref.kind} "
+                   "message to the context")
+        candidates = self._candidates(instance)
+        if len(candidates) > self.budget:
+            return generic
+        self.budget -= len(candidates)
+        text = str(ref)
+        near = difflib.get_close_matches(text, list(candidates), n=1, cutoff=0.75)
+        if near:
+            return f"did you mean {near[0]} ({candidates[near[0]][2]})?"
+        # The paths below the deepest path above the reference that has any.
+        best = -1
+        for kind, path, _ in candidates.values():
+            if kind != ref.kind or not path:
+                continue
+            common = 0
+            for a, b in zip(path, ref.path):
+                if a != b:
+                    break
+                common += 1
+            best = max(best, min(common, len(path) - 1, len(ref.path) - 1))
+        if best < 0:
+            return generic
+        below = sorted(c for c, (kind, path, _) in candidates.items()
+                       if kind == ref.kind and len(path) > best
+                       and path[:best] == ref.path[:best])
+        shown = ", ".join(f"{c} ({candidates[c][2]})" for c in below[:3])
+        return f"nearby: {shown}"
 
 
 def _leaf_paths(ctx: Context, kind: str, instance: str | None, limit: int = 2000) -> list[Path]:
@@ -702,44 +764,66 @@ def _alt_text(output: OutputExpr | None, alt: int) -> str:
 def _check_write_races(expanded: list[tuple[_CallInfo, str | None]],
                        index: PathIndex[tuple[int, int, Reference]],
                        successors: Sequence[Sequence[int]], position: Sequence[int],
-                       guards: list[set[tuple[int, int]]], out: list[Diagnostic],
-                       label: Label) -> None:
-    pairs: dict[tuple[int, int], tuple[Reference, Reference]] = {}
-    for node_id, (info, instance) in enumerate(expanded):
-        if info.output is None:
+                       guards: list[set[tuple[int, int]]], cyclic: set[int],
+                       out: list[Diagnostic], label: Label) -> None:
+    # Pairs are visited in (a, b) order as they are found, never collected first: a plan
+    # where thousands of calls write one path has millions of pairs. Past MAX_RACE_PAIRS
+    # the search stops, so its time stays bounded.
+    reported = skipped = examined = 0
+    stopped = False
+    component_of: dict[int, int] | None = None
+    for a, (info_a, inst_a) in enumerate(expanded):
+        if info_a.output is None:
             continue
-        for target in info.output.targets:
+        found: dict[int, tuple[Reference, Reference]] = {}
+        for target in info_a.output.targets:
             for other, _, other_target in index.overlapping(target.kind, target.path):
                 # Only the same layer races: global with global, one instance with itself.
                 # (Global and instance writes never race: the instance layer is applied
                 # on top whatever the order they arrive in.)
-                if other > node_id and instance == expanded[other][1]:
-                    pairs.setdefault((node_id, other), (target, other_target))
-    reported = 0
-    skipped = 0
-    for (a, b), (ta, tb) in sorted(pairs.items()):
-        if _exclusive(guards[a], guards[b]):
-            continue
-        first, second = (a, b) if position[a] <= position[b] else (b, a)
-        if reaches(successors, position, first, second):
-            continue
-        if reported >= MAX_RACES:
-            skipped += 1
-            continue
-        reported += 1
-        info_a, inst_a = expanded[a]
-        info_b = expanded[b][0]
+                if other > a and inst_a == expanded[other][1]:
+                    found.setdefault(other, (target, other_target))
+        for b in sorted(found):
+            if examined >= MAX_RACE_PAIRS:
+                stopped = True
+                break
+            examined += 1
+            if _exclusive(guards[a], guards[b]):
+                continue
+            if a in cyclic and b in cyclic:
+                # Calls of one loop depend on each other (reported as a cycle); the
+                # topological order cannot tell which reaches which inside it.
+                if component_of is None:
+                    component_of = {v: c for c, members in enumerate(strongly_connected(successors))
+                                    for v in members}
+                if component_of[a] == component_of[b]:
+                    continue
+            first, second = (a, b) if position[a] <= position[b] else (b, a)
+            if reaches(successors, position, first, second):
+                continue
+            if reported >= MAX_RACES:
+                skipped += 1
+                continue
+            reported += 1
+            ta, tb = found[b]
+            info_b = expanded[b][0]
+            out.append(Diagnostic(
+                "write-race",
+                f"{label(a)} writes {ta} and {label(b)} writes {tb}; neither waits for the other, "
+                "so the result depends on which finishes last",
+                call=info_a.index, instance=inst_a, tool=info_a.tool, pointer="/_outputPath",
+                expression=info_a.output_text, span=ta.span,
+                calls=tuple(sorted({info_a.index, info_b.index})),
+                hint="make one call read the other's result, write to different paths, "
+                     "or put them on different alternatives of one branching call",
+            ))
+        if stopped:
+            break
+    if stopped:
         out.append(Diagnostic(
-            "write-race",
-            f"{label(a)} writes {ta} and {label(b)} writes {tb}; neither waits for the other, "
-            "so the result depends on which finishes last",
-            call=info_a.index, instance=inst_a, tool=info_a.tool, pointer="/_outputPath",
-            expression=info_a.output_text, span=ta.span,
-            calls=tuple(sorted({info_a.index, info_b.index})),
-            hint="make one call read the other's result, write to different paths, "
-                 "or put them on different alternatives of one branching call",
-        ))
-    if skipped:
+            "too-many", f"at least {skipped} more write races not reported: the search stopped "
+            f"after {MAX_RACE_PAIRS} pairs of calls writing overlapping paths"))
+    elif skipped:
         out.append(Diagnostic("too-many", f"{skipped} more write races not reported"))
 
 
@@ -754,14 +838,14 @@ def _check_scope_races(expanded: list[tuple[_CallInfo, str | None]],
             continue
         before = closure(predecessors, node_id)
         after = closure(successors, node_id)
-        racing: dict[int, str] = {}
+        racing: dict[int, Reference] = {}  # rendered only when shown
         for kind in info.scopes:
             for writer, _, target in index.under_kind(kind):
                 if (writer == node_id or writer in before or writer in after
                         or not _visible(expanded[writer][1], instance)
                         or _exclusive(guards[node_id], guards[writer])):
                     continue
-                racing.setdefault(writer, str(target))
+                racing.setdefault(writer, target)
         if racing:
             shown = "; ".join(f"{label(w)} writes {t}" for w, t in sorted(racing.items())[:5])
             out.append(Diagnostic(
@@ -859,6 +943,7 @@ def _types_of(param: Param, expanded: list[tuple[_CallInfo, str | None]],
                 if info.method in (Method.PUSH, Method.CONCAT):
                     if not rest:
                         found.add("array")
+                        sources.append(f"written with {info.method.value} by call {info.index}")
                         continue
                     return None
                 if tool is None or tool.output_schema is None:

@@ -392,7 +392,7 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = data
+                    error["data"] = _json_or_repr(data)  # as in an error message (_fail)
                 return _write(state, node_id, len(output.alternatives) - 1, error, date,
                               f"{etype} routed to alternative {len(output.alternatives)}")
             return _fail(state, node_id, etype, message, data=data)
@@ -449,7 +449,11 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
         context, error = context.append_write(
             output_message(node, target, frozen, date, base), write)
         if error is not None:  # nothing of a failed fan-out is kept
-            return _fail(state, node_id, "WriteError", str(error))
+            # Leave out the message's position in the context: it depends on timing,
+            # and the report must not (SEMANTICS §7, determinism).
+            timeless = WriteError(error.reason, kind=error.kind, path=error.path,
+                                  method=error.method, instance=error.instance)
+            return _fail(state, node_id, "WriteError", str(timeless))
         events.append(Event("wrote", node_id, base["_outputPath"]))
     events.append(Event("executed", node_id, note))
     return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
@@ -491,13 +495,24 @@ def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> 
     return out
 
 
+def _json_or_repr(data: Any) -> Any:
+    # An error's details that are not JSON are kept as their repr: the failure must still
+    # be recorded, routed or not.
+    try:
+        freeze(data)
+    except NotJSONError:
+        try:
+            return repr(data)
+        except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
+            return type(data).__name__
+    return data
+
+
 def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any = MISSING,
           status: Status = Status.FAILED, event: str | None = None) -> RunState:
     node = state.plan.nodes[node_id]
-    try:
-        freeze(data) if data is not MISSING else None
-    except NotJSONError:
-        data = repr(data)
+    if data is not MISSING:
+        data = _json_or_repr(data)
     errors = state.errors.set(node_id, error_message(node, etype, message, data))
     kind = event or ("skipped" if status is Status.SKIPPED else "failed")
     return _finish(state, node_id, status, f"{etype}: {message}",

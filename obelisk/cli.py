@@ -228,6 +228,15 @@ def replace_instances(pf: PlanFile, instances: bool) -> PlanFile:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.interpreter != "asyncio" and (args.timeout is not None
+                                          or args.max_concurrency is not None):
+        # The sync interpreter runs one call at a time and cannot interrupt one: say so
+        # rather than silently ignore the option.
+        raise InputError("--timeout and --max-concurrency need --interpreter asyncio")
+    if args.max_concurrency is not None and args.max_concurrency < 1:
+        raise InputError("--max-concurrency must be at least 1")
+    if args.timeout is not None and not args.timeout > 0:
+        raise InputError("--timeout must be a positive number of seconds")
     pf = read_plan_file(args.file)
     activities = load_activities(args.activities)
     plan = _compile(replace_instances(pf, args.instances))

@@ -597,6 +597,13 @@ def test_activity_error_data_that_is_not_json_becomes_text(run: Runner) -> None:
     assert result.errors[0]["data"]["error"]["data"] == "{1, 2}"
 
 
+def test_routed_error_data_that_is_not_json_becomes_text_too(run: Runner) -> None:
+    result = run([{"_tool": "t", "_outputPath": "†state.ok || †state.err"}],
+                 mocks={"t": raising(ActivityError("Odd", "odd data", {1, 2}))})
+    assert val(result, "†state.err") == {"type": "Odd", "message": "odd data", "data": "{1, 2}"}
+    assert result.errors == ()
+
+
 # -- approval ---------------------------------------------------------------------------
 
 APPROVAL_PLAN = [

@@ -372,6 +372,23 @@ def test_a_write_that_cannot_be_applied_is_a_write_error_and_writes_nothing() ->
     assert value(state, "state", "copy") is MISSING  # nothing of a failed fan-out is kept
 
 
+def test_a_write_error_message_does_not_depend_on_timing() -> None:
+    # The context position of the refused write depends on what finished before it.
+    state = _run_one("†state.list", Returned(1), method="push",
+                     context=[{"type": "state", "state": {"list": {"an": "object"}}}])
+    message = finish(state).errors[0]["data"]["error"]["message"]
+    assert message == "cannot push at †state.list: push needs an array there, found an object"
+
+
+def test_error_data_whose_repr_fails_is_named_by_its_class() -> None:
+    class Odd:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    state = _run_one("†state.a || †state.err", Raised("E", "m", Odd()))
+    assert value(state, "state", "err", "data") == "Odd"
+
+
 def test_fire_and_forget_drops_the_result() -> None:
     state = _run_one(None, Returned({1, 2}))  # not even checked for JSON: it is dropped
     assert state.status[0] is Status.EXECUTED

@@ -22,14 +22,14 @@ import asyncio
 from typing import Any
 
 from equivalents import activity_of
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from obelisk import compile_plan, dry_run, run_async, run_sync
 from obelisk.interpreters.dryrun import DRY_RUN_DATE, report
 
-RUNS = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
-EXPLORE = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+RUNS = settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+EXPLORE = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
 
 METHODS = ["set", "merge", "assign", "push", "concat"]
 INSTANCE_SETS = [[], ["①", "②"], ["①", "②", "③"]]
@@ -84,7 +84,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     mocks: dict[str, Any] = {}
     readable: list[str] = []     # targets of earlier calls: reading them adds an edge
     token: str | None = None     # the token of the last writer of †state.shared
-    for index in range(draw(st.integers(1, 7))):
+    for index in range(draw(st.integers(1, 9))):
         call: dict[str, Any] = {"_tool": f"t{index}"}
 
         # Parameters: inputs, earlier outputs (with fallbacks and gates), literals.
@@ -115,14 +115,15 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             [f"†{'state' if (alt + k) % 2 == 0 else 'data'}.c{index}_{alt}_{k}"
              for k in range(count)]
             for alt, count in enumerate(counts)]
-        if alternatives and draw(st.integers(0, 2)) == 0:  # join the chain on †state.shared
+        explicit = instances and draw(st.integers(0, 4)) == 0
+        if explicit:
+            call["_instance"] = draw(st.sampled_from(instances))  # runs once, in one instance
+        if alternatives and not explicit and draw(st.integers(0, 2)) == 0:
+            # join the chain of writers of †state.shared
             alternatives[0] += ["†state.shared", f"†state.tok{index}"]
             if token is not None:
                 call["after"] = f"{token} || 'first'"
             token = f"†state.tok{index}"
-        explicit = instances and draw(st.integers(0, 4)) == 0
-        if explicit:
-            call["_instance"] = draw(st.sampled_from(instances))  # runs once, in one instance
         if alternatives:
             groups = [" && ".join(g) if len(alternatives) == 1 or len(g) == 1
                       else "(" + " && ".join(g) + ")" for g in alternatives]
@@ -222,6 +223,16 @@ def test_every_interpreter_gives_the_same_report(scenario: dict[str, Any]) -> No
     expected = reports["sync"]
     for name, found in reports.items():
         assert found == expected, name
+    for call in expected["calls"]:  # what the generated plans cover
+        event(f"a call {call['outcome']}")
+        if call["reason"].startswith("dead branch"):
+            event("a dead branch")
+        if call.get("error"):
+            event(f"error {call['error'] if call['error'][0] != 'E' else 'raised'}")
+        if "routed" in call["reason"] or "chose" in call["reason"]:
+            event("a branch taken")
+    if scenario["instances"]:
+        event("instances")
 
 
 @EXPLORE
