@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from obelisk.compiler.diagnostics import CODES, Diagnostic, Severity
 
@@ -34,7 +35,12 @@ _HELP = {
 
 
 def to_sarif(diagnostics: Sequence[Diagnostic], uri: str, version: str) -> dict[str, Any]:
-    """A SARIF 2.1.0 log with one run of obelisk over the plan file at ``uri``."""
+    """A SARIF 2.1.0 log with one run of obelisk over the plan file at ``uri``.
+
+    ``uri`` is a file path (or a name such as "standard input"); it is written as a URI
+    reference, percent-encoded, since SARIF requires one ("my plan.json" is not).
+    """
+    uri = quote(uri.replace("\\", "/"), safe="/:@!$&'()*+,;=-._~")
     codes = list(CODES)
     rules = [
         {"id": code, "shortDescription": {"text": _HELP.get(code, code)},
