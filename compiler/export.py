@@ -80,7 +80,10 @@ def _edge_label(plan: CompiledPlan, edge: Any) -> tuple[str, bool]:
 
 
 def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;")
+    # Inside a quoted label Mermaid reads #name; as an entity and ends the line at a line
+    # break: write # itself as an entity first, then quotes, and line breaks as spaces.
+    text = text.replace("#", "#35;").replace('"', "#quot;")
+    return "".join(" " if c in "\r\n\t" else c for c in text)
 
 
 def to_mermaid(plan: CompiledPlan) -> str:

@@ -593,11 +593,11 @@ class _Hints:
         found = self.candidates.get(instance)
         if found is None:
             found = {}
-            writes = sorted(
-                (writer, str(target), target.kind, target.path)
-                for kind in list(self.index.kinds())
-                for writer, _, target in self.index.under_kind(kind)
-                if _visible(self.expanded[writer][1], instance))
+            writes = [(writer, str(target), target.kind, target.path)
+                      for kind in list(self.index.kinds())
+                      for writer, _, target in self.index.under_kind(kind)
+                      if _visible(self.expanded[writer][1], instance)]
+            writes.sort(key=lambda w: (w[0], w[1]))  # by writer, then text: never by path
             for writer, text, kind, path in writes:
                 found.setdefault(text, (kind, path, f"written by {self.label(writer)}"))
             for kind in self.ctx.kinds:

@@ -27,6 +27,7 @@ from obelisk.core.values import MISSING, Frozen, Json, Missing, NotJSONError, fr
 #: A view: the folded value of a layer, or the error that broke the fold.
 View = tuple["Frozen | Missing", "WriteError | None"]
 _EMPTY: View = (MISSING, None)
+_NONE: tuple[View, int] = (_EMPTY, 0)  # a kind no global write has touched
 
 
 def _apply(view: View, write: Write, index: int) -> View:
@@ -47,19 +48,20 @@ class Context:
 
     Build one with :meth:`of`; :meth:`append` returns a new context. Iterating yields the
     messages in their frozen form (``PMap``/``PVector``); :meth:`to_json` gives plain ones.
-    Invariant: ``_globals[k]`` is the fold of every global write of kind ``k`` in
-    ``_messages``; ``_versions[k]`` counts those writes; ``_carried[(k, i)]``, when present,
+    Invariant: ``_globals[k]`` is ``(view, version)``: the fold of every global write of
+    kind ``k`` in ``_messages``, and how many there are; ``_carried[(k, i)]``, when present,
     is ``(version, view)`` with the fold of instance ``i``'s writes over that version.
     """
 
     __slots__ = (
-        "_messages", "_globals", "_versions", "_instance_writes", "_carried",
+        "_messages", "_globals", "_instance_writes", "_carried",
         "_memo", "_instances", "_instance_ids", "_kinds",
     )
 
     _messages: PVector[Any]
-    _globals: PMap[str, View]
-    _versions: PMap[str, int]
+    # A plain dict, copied on every global write and never changed after: a context holds
+    # a handful of kinds, and copying a few entries costs less than a persistent map's set.
+    _globals: dict[str, tuple[View, int]]
     _instance_writes: PMap[tuple[str, str], PVector[tuple[int, Write]]]
     _carried: PMap[tuple[str, str], tuple[int, View]]
     _memo: dict[tuple[str, str], tuple[int, View]]
@@ -69,8 +71,7 @@ class Context:
 
     def __init__(self) -> None:
         self._messages = pvector()
-        self._globals = pmap()
-        self._versions = pmap()
+        self._globals = {}
         self._instance_writes = pmap()
         self._carried = pmap()
         self._memo = {}
@@ -126,7 +127,6 @@ class Context:
         new = Context.__new__(Context)
         new._messages = self._messages
         new._globals = self._globals
-        new._versions = self._versions
         new._instance_writes = self._instance_writes
         new._carried = self._carried
         new._memo = {}
@@ -141,10 +141,10 @@ class Context:
         if kind not in self._kinds:  # few kinds: a linear look is cheapest
             self._kinds = self._kinds.append(kind)
         if write.instance is None:
+            view, version = self._globals.get(kind, _NONE)
             if applied is None:
-                applied = _apply(self._globals.get(kind, _EMPTY), write, index)
-            self._globals = self._globals.set(kind, applied)
-            self._versions = self._versions.set(kind, self._versions.get(kind, 0) + 1)
+                applied = _apply(view, write, index)
+            self._globals = {**self._globals, kind: (applied, version + 1)}
             return
         key = (kind, write.instance)
         if write.instance not in self._instance_ids:
@@ -153,7 +153,7 @@ class Context:
         writes = self._instance_writes.get(key, pvector())
         self._instance_writes = self._instance_writes.set(key, writes.append((index, write)))
         # Carry the instance view forward when it is current for this kind's global layer.
-        version = self._versions.get(kind, 0)
+        version = self._globals.get(kind, _NONE)[1]
         known = old._memo.get(key) or old._carried.get(key)
         if known is not None and known[0] == version:
             # The caller's view was this same fresh instance view, so ``applied`` is it.
@@ -174,14 +174,13 @@ class Context:
 
     def view(self, kind: str, instance: str | None = None) -> View:
         """The folded root of ``kind`` for ``instance``, with the error that broke it if any."""
-        base = self._globals.get(kind, _EMPTY)
+        base, version = self._globals.get(kind, _NONE)
         if instance is None:
             return base
         key = (kind, instance)
         writes = self._instance_writes.get(key)
         if writes is None:
             return base
-        version = self._versions.get(kind, 0)
         for cached in (self._carried.get(key), self._memo.get(key)):
             if cached is not None and cached[0] == version:
                 return cached[1]

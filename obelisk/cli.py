@@ -110,7 +110,10 @@ def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         for diagnostic in diagnostics:
             print(render_text(diagnostic, pf.name), file=out)
-        print(f"{pf.name}: {len(plan.nodes)} call(s), {len(plan.edges)} edge(s): "
+        # Calls as listed; nodes differ when instancing copies calls or a call is not
+        # an object (no node). Edges join nodes.
+        nodes = f"{len(plan.nodes)} node(s), " if len(plan.nodes) != len(plan.calls) else ""
+        print(f"{pf.name}: {len(plan.calls)} call(s), {nodes}{len(plan.edges)} edge(s): "
               f"{summary(diagnostics)}", file=out)
     return EXIT_FAILED if not plan.ok else EXIT_OK
 

@@ -87,7 +87,7 @@ def acyclic_plans(draw: st.DrawFn, *, explicit_instances: bool = True,
                                unique=True)) if sources else []
         call: dict[str, Any] = {"_tool": f"tool{draw(st.integers(0, 3))}"}
         for number, j in enumerate(chosen):
-            call[f"p{number}"] = draw(_expression(targets[j], j, targets))
+            call[f"p{number}"] = draw(_expression(targets[j]))
         output = [" && ".join(group) for group in alternatives]
         call["_outputPath"] = " || ".join(
             f"({text})" if len(group) > 1 and len(output) > 1 else text
@@ -102,8 +102,7 @@ def acyclic_plans(draw: st.DrawFn, *, explicit_instances: bool = True,
     return Generated(tuple(calls), listed, tuple(reads), tuple(targets), tuple(instances))
 
 
-def _expression(alternatives: tuple[tuple[str, ...], ...], j: int,
-                _all: list[tuple[tuple[str, ...], ...]]) -> st.SearchStrategy[str]:
+def _expression(alternatives: tuple[tuple[str, ...], ...]) -> st.SearchStrategy[str]:
     """An input expression reading what call ``j`` writes: a bare reference, a path below
     or above it, ``&&`` of two of its targets, or ``||`` with a literal."""
     flat = [t for group in alternatives for t in group]

@@ -9,15 +9,19 @@ deterministic order of everything the compiler returns.
 from __future__ import annotations
 
 import json
+import pathlib
+import time
 from typing import Any
 
 import pytest
 
 from obelisk.compiler import compile_plan, render_text
 from obelisk.compiler import plan as plan_module
+from obelisk.compiler.diagnostics import CODES
 from obelisk.compiler.plan import CompiledPlan, PlanError
 from obelisk.compiler.tools import ToolError, ToolRegistry
 from obelisk.core.context import Context
+from obelisk.conformance import check_vector
 from obelisk.core.values import thaw
 
 
@@ -213,8 +217,6 @@ def test_diagnostics(plan: list[Any], options: dict[str, Any], expected: Found) 
 
 
 def test_every_code_has_a_case() -> None:
-    from obelisk.compiler.diagnostics import CODES
-
     covered = {code for *_, expected in DIAGNOSTICS for code, *_ in expected}
     covered |= {"too-many"}  # below: needs a larger plan
     assert covered == set(CODES)
@@ -579,8 +581,6 @@ def test_hint_searches_share_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_many_dangling_references_compile_quickly() -> None:
-    import time
-
     n = 3000
     plan = [{"_tool": "t", "p": f"†state.missing{i}", "_outputPath": f"†state.s{i}"}
             for i in range(n)]
@@ -588,6 +588,21 @@ def test_many_dangling_references_compile_quickly() -> None:
     compiled = compile_plan(plan)
     assert time.perf_counter() - start < 30
     assert [d.code for d in compiled.diagnostics] == ["dangling-reference"] * n
+
+
+def test_a_kind_the_context_cannot_fold_is_not_dangling() -> None:
+    # The context holds a write that cannot be applied (push onto an object): every read of
+    # the kind fails at run time with that write's error, so the compiler neither calls
+    # reads of it dangling nor guesses their types nor offers its paths as hints.
+    context = [{"type": "state", "state": {"obj": {"k": "v"}}},
+               {"type": "state", "state": {"obj": 1}, "_outputPath": "†state.obj",
+                "_outputMethod": "push"}]
+    plan = [{"_tool": "count", "n": "†state.obj"}, {"_tool": "count", "n": "†state.nope"},
+            {"_tool": "count", "n": "†data.nope"}]
+    compiled = compile_plan(plan, context=context, tools=TOOLS)
+    assert [(d.code, d.call, d.hint) for d in compiled.diagnostics] == [
+        ("dangling-reference", 2, "write it with an earlier call's _outputPath, or add a data "
+                                  "message to the context")]
 
 
 # -- cycles ------------------------------------------------------------------------------------
@@ -792,8 +807,6 @@ def test_the_race_search_stops_after_max_race_pairs(monkeypatch: pytest.MonkeyPa
 
 
 def test_thousands_of_writers_of_one_path_compile_quickly() -> None:
-    import time
-
     start = time.perf_counter()
     compiled = compile_plan([{"_tool": "w", "_outputPath": "†state.x"}] * 3000)
     assert time.perf_counter() - start < 30
@@ -1087,3 +1100,23 @@ def test_the_order_of_object_keys_does_not_matter() -> None:
     b = compile_plan([reordered, {"_tool": "b", "_outputPath": "†state.x"}])
     assert a.diagnostics == b.diagnostics
     assert [d.pointer for d in a.diagnostics if d.code == "dangling-reference"] == ["/p", "/q"]
+
+
+# -- the plan vectors -----------------------------------------------------------------------
+
+
+def test_plan_vectors_cover_every_conformance_code() -> None:
+    folder = pathlib.Path(__file__).resolve().parent / "conformance"
+    vectors = [v for path in sorted(folder.glob("plans-*.json"))
+               for v in json.loads(path.read_text(encoding="utf-8"))]
+    assert len(vectors) >= 30
+    listed = {m.get("code") for v in vectors for m in v["expect"].get("diagnostics", [])}
+    assert set(list(CODES)[:12]) <= listed
+    # Warnings and infos that must not be errors, matchers that must match nothing, and
+    # vectors that check one error among several.
+    assert any(m.get("severity") == "warning" for v in vectors
+               for m in v["expect"].get("diagnostics", []))
+    assert any(v["expect"].get("not_reported") for v in vectors)
+    assert any(v["expect"].get("only_listed_errors") is False for v in vectors)
+    for vector in vectors:
+        assert check_vector(vector) == [], vector["id"]
