@@ -45,6 +45,8 @@ _KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
 #: Write races reported at most (a plan where thousands of calls push to one list would
 #: otherwise print millions of pairs); past it one ``too-many`` info says how many more.
 MAX_RACES = 1000
+#: Related calls listed in one scope-race diagnostic at most.
+MAX_RELATED = 100
 #: Pairs of calls writing overlapping paths examined for write races at most; past it the
 #: search stops (with a ``too-many`` info), so the check's time is bounded.
 MAX_RACE_PAIRS = 1_000_000
@@ -482,6 +484,17 @@ def _input_declared(ctx: Context, path: Path) -> tuple[bool, bool]:
     return has_input, False
 
 
+def _input_schema_types(ctx: Context, path: Path) -> frozenset[str] | None:
+    """The types the first input message schema declaring ``path`` allows there."""
+    for message in ctx.messages:
+        kind = message.get("kind", message.get("type"))
+        schema = message.get("schema")
+        if (message.get("type") in ("input", "data") and kind == "input"
+                and isinstance(schema, PMap) and _schema_declares(schema, path)):
+            return schema_types_at(schema, path)
+    return None
+
+
 def _schema_declares(schema: PMap[str, Any], path: Path) -> bool:
     node: Any = schema
     for segment in path:
@@ -833,8 +846,12 @@ def _check_scope_races(expanded: list[tuple[_CallInfo, str | None]],
                        predecessors: Sequence[Sequence[int]],
                        guards: list[set[tuple[int, int]]], out: list[Diagnostic],
                        label: Label) -> None:
+    reported = skipped = 0
     for node_id, (info, instance) in enumerate(expanded):
         if not info.scopes:
+            continue
+        if reported >= MAX_RACES:  # each check walks the graph: stop, and say so below
+            skipped += 1
             continue
         before = closure(predecessors, node_id)
         after = closure(successors, node_id)
@@ -847,16 +864,24 @@ def _check_scope_races(expanded: list[tuple[_CallInfo, str | None]],
                     continue
                 racing.setdefault(writer, target)
         if racing:
+            reported += 1
             shown = "; ".join(f"{label(w)} writes {t}" for w, t in sorted(racing.items())[:5])
+            related = sorted({expanded[w][0].index for w in racing} - {info.index})
+            more = len(related) - MAX_RELATED
             out.append(Diagnostic(
                 "scope-race",
                 f"_scopes shows this call a snapshot of {', '.join(info.scopes)} taken when it "
-                f"starts, and calls it does not wait for may write there: {shown}",
+                f"starts, and calls it does not wait for may write there: {shown}"
+                + (f" (calls lists {MAX_RELATED} of {len(related)} such calls)" if more > 0 else ""),
                 call=info.index, instance=instance, tool=info.tool, pointer="/_scopes",
-                calls=tuple(sorted({info.index, *(expanded[w][0].index for w in racing)})),
+                calls=tuple(sorted({info.index, *related[:MAX_RELATED]})),
                 hint="read the values it needs through parameters (†state.x), which wait for "
                      "their writers, instead of relying on the scoped snapshot",
             ))
+    if skipped:
+        out.append(Diagnostic(
+            "too-many", f"{skipped} more calls with _scopes were not checked for scope races "
+                        f"after {MAX_RACES} were reported"))
 
 
 # -- types -------------------------------------------------------------------------------
@@ -886,7 +911,9 @@ def _check_types(expanded: list[tuple[_CallInfo, str | None]],
                 f"{name!r} of {info.tool} needs {_types_text(accepted)}",
                 call=info.index, instance=instance, tool=info.tool, pointer=param.pointer,
                 expression=param.text, span=param.expr.span,
-                hint="read a path that holds the right type, or change the producer's _output",
+                hint=("declare the input with the type the parameter needs, or read another path"
+                      if source == "the input message's schema" else
+                      "read a path that holds the right type, or change the producer's _output"),
             ))
 
 
@@ -928,7 +955,12 @@ def _types_of(param: Param, expanded: list[tuple[_CallInfo, str | None]],
             found.add(json_type(value))
             sources.append("the value in the context")
         if not read.writers and not read.provided:
-            return None
+            # An input supplied at run time: its type is what an input message's schema
+            # declares at the path (SEMANTICS §6), when one does.
+            declared = _input_schema_types(ctx, ref.path) if ref.kind == "input" else None
+            if declared is not None:
+                sources.append("the input message's schema")
+            return declared
         for writer in read.writers:
             info = expanded[writer][0]
             tool = registry.get(info.tool) if info.tool else None

@@ -455,6 +455,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except KeyboardInterrupt:
         print("interrupted", file=err)
         return 130
+    except BrokenPipeError:  # the reader went away (obelisk graph ... | head): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return EXIT_OK
     except Exception as exc:  # a bug in obelisk: say so in one line, not a traceback
         if os.environ.get("OBELISK_DEBUG"):
             raise

@@ -1120,3 +1120,20 @@ def test_plan_vectors_cover_every_conformance_code() -> None:
     assert any(v["expect"].get("only_listed_errors") is False for v in vectors)
     for vector in vectors:
         assert check_vector(vector) == [], vector["id"]
+
+
+def test_type_mismatch_uses_the_input_schema() -> None:
+    """SEMANTICS §6: an input schema is a known producer type, like an _output schema."""
+    tools = [{"type": "object", "properties": {"_tool": {"const": "pay"},
+                                               "amount": {"type": "number"}}}]
+    context = [{"type": "input", "schema": {"type": "object",
+                                            "properties": {"amount": {"type": "string"}}}}]
+    plan = compile_plan([{"_tool": "pay", "amount": "†input.amount"}], tools=tools, context=context)
+    [mismatch] = [d for d in plan.diagnostics if d.code == "type-mismatch"]
+    assert (mismatch.call, mismatch.pointer) == (0, "/amount")
+    assert "the input message's schema" in mismatch.message
+    assert mismatch.hint is not None and "declare the input" in mismatch.hint
+    fitting = [{"type": "input", "schema": {"type": "object",
+                                            "properties": {"amount": {"type": "integer"}}}}]
+    assert compile_plan([{"_tool": "pay", "amount": "†input.amount"}], tools=tools,
+                        context=fitting).ok
