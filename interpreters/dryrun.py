@@ -389,6 +389,8 @@ class DryRunResult:
     combinations: tuple[Combination, ...] = ()
     total_combinations: int = 0
     truncated: bool = False
+    #: How many combinations were run (``combinations`` lists the distinct outcomes).
+    runs: int = 0
 
     @property
     def context(self) -> Context:
@@ -419,7 +421,8 @@ class DryRunResult:
         out = report(self.run)
         if self.total_combinations:
             out["explore"] = {
-                "total": self.total_combinations, "run": len(self.combinations),
+                "total": self.total_combinations, "run": self.runs,
+                "distinct": len(self.combinations),
                 "truncated": self.truncated,
                 "combinations": [c.to_json() for c in self.combinations],
             }
@@ -536,15 +539,22 @@ def dry_run(
     for size in sizes:
         total *= size
     combos = []
+    seen: set[tuple[tuple[int, str | None, int], ...]] = set()
+    runs = 0
     for choice in itertools.islice(itertools.product(*[range(s) for s in sizes]), limit):
         forced = dict(zip(branching, choice))
         result = run_once(forced)
+        runs += 1
         taken = tuple(
             (n, compiled.nodes[n].instance, alt) for n, alt in forced.items()
             if result.calls[n].outcome == Status.EXECUTED.value
         )
-        combos.append(Combination(taken, result))
-    return DryRunResult(base, tuple(combos), total, total > limit)
+        # A choice forced on a call that never ran (a dead branch) changes nothing: the
+        # runs agree, so each distinct set of choices taken is listed once.
+        if taken not in seen:
+            seen.add(taken)
+            combos.append(Combination(taken, result))
+    return DryRunResult(base, tuple(combos), total, total > limit, runs)
 
 
 def _tool_schema(tool: Tool | None) -> Any:
