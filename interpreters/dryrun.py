@@ -27,7 +27,7 @@ from obelisk.interpreters.activities import (
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import clock_of, prepare
 from obelisk.interpreters.machine import (
-    Chose, Invocation, Outcome, Raised, Returned, RunResult, Status,
+    Chose, Invocation, Outcome, Raised, Returned, RunResult, Status, executor_for,
 )
 from obelisk.interpreters.sync import drive_sync
 
@@ -114,17 +114,29 @@ class _Mocked:
     function: Callable[..., Any] | None = None
 
 
-def _rank(plan: CompiledPlan) -> list[int]:
-    """Each node's position among the nodes calling the same tool (for ``sequence``)."""
-    seen: dict[str | None, int] = {}
-    ranks = []
-    for node in plan.nodes:
-        ranks.append(seen.get(node.tool, 0))
-        seen[node.tool] = ranks[-1] + 1
-    return ranks
+class _Invocations:
+    """Counts a dry run's invocations per tool, and per tool and instance (for ``sequence``).
+
+    A ``sequence`` mock gives its entries one per invocation, in the order the calls are
+    invoked: a call that waits for another comes after it, and a skipped call takes no
+    entry. Inside ``by_instance``, the count is per instance. The sync loop and the
+    asyncio loop invoke calls in the same order unless mocks add ``delay_ms``.
+    """
+
+    def __init__(self) -> None:
+        self.per_tool: dict[str | None, int] = {}
+        self.per_instance: dict[tuple[str | None, str | None], int] = {}
+
+    def next(self, node: Node) -> tuple[int, int]:
+        rank = self.per_tool.get(node.tool, 0)
+        instance_rank = self.per_instance.get((node.tool, node.instance), 0)
+        self.per_tool[node.tool] = rank + 1
+        self.per_instance[(node.tool, node.instance)] = instance_rank + 1
+        return rank, instance_rank
 
 
-def _interpret(mock: Any, invocation: Invocation, node: Node, rank: int) -> _Mocked:
+def _interpret(mock: Any, invocation: Invocation, node: Node, rank: int,
+               instance_rank: int) -> _Mocked:
     delay = float(mock.get("delay_ms", 0)) / 1000.0
     if "return" in mock:
         return _Mocked(Returned(mock["return"]), delay)
@@ -143,16 +155,17 @@ def _interpret(mock: Any, invocation: Invocation, node: Node, rank: int) -> _Moc
         seq = mock["sequence"]
         if rank >= len(seq):
             return _Mocked(Raised("NoMock", f"the sequence mock of {node.tool!r} has {len(seq)} "
-                                  f"entries, but this is call number {rank + 1} of that tool",
-                                  contract=True))
-        inner = _interpret(seq[rank], invocation, node, rank)
+                                  f"entries, but this is invocation number {rank + 1} of that "
+                                  "tool", contract=True))
+        inner = _interpret(seq[rank], invocation, node, rank, instance_rank)
         return evolve(inner, delay=inner.delay + delay)
     if "by_instance" in mock:
         table = mock["by_instance"]
         if node.instance not in table:
             return _Mocked(Raised("NoMock", f"the by_instance mock of {node.tool!r} has no entry "
                                   f"for instance {node.instance!r}", contract=True))
-        inner = _interpret(table[node.instance], invocation, node, rank)
+        # Below by_instance, a sequence counts this instance's invocations only.
+        inner = _interpret(table[node.instance], invocation, node, instance_rank, instance_rank)
         return evolve(inner, delay=inner.delay + delay)
     raise AssertionError(mock)  # check_mocks ran first
 
@@ -304,15 +317,18 @@ def _number_example(schema: Mapping[str, Any], integer: bool) -> Any:
     return int(value) if integer or value == int(value) else value
 
 
-def _mocked(plan: CompiledPlan, mocks: Mapping[str, Any], ranks: list[int],
+def _mocked(plan: CompiledPlan, mocks: Mapping[str, Any], counts: _Invocations,
             invocation: Invocation) -> _Mocked:
     node = plan.nodes[invocation.node]
+    rank, instance_rank = counts.next(node)
     mock = mocks.get(node.tool) if node.tool is not None else None
     if mock is not None:
         if callable(mock):
             return _Mocked(None, 0.0, mock)
-        return _interpret(mock, invocation, node, ranks[invocation.node])
-    own = latent_outcome(invocation)
+        return _interpret(mock, invocation, node, rank, instance_rank)
+    # The call's own _output only for a latent call: a tool that names an _activity is
+    # run by that activity, never by the LLM (SEMANTICS §7 step 4).
+    own = latent_outcome(invocation) if not executor_for(plan, node, ()) else None
     if own is not None:
         return _Mocked(own)
     tool = plan.tool_of(node)
@@ -490,17 +506,17 @@ def dry_run(
     mocks = dict(mocks or {})
     check_mocks(mocks)
     compiled, ctx = prepare(plan, context, tools, instances)
-    ranks = _rank(compiled)
     read_clock = clock_of(clock, default=lambda: DRY_RUN_DATE)
 
     def run_once(forced: Mapping[int, int]) -> RunResult:
+        counts = _Invocations()  # every run counts its own invocations
         def decide_outcome(invocation: Invocation, mocked: _Mocked, outcome: Outcome) -> Outcome:
             alt = forced.get(invocation.node)
             return outcome if alt is None else _forced(compiled, invocation.node, alt, outcome)
 
         if interpreter == "sync":
             def invoke(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
-                mocked = _mocked(compiled, mocks, ranks, invocation)
+                mocked = _mocked(compiled, mocks, counts, invocation)
                 if mocked.function is not None:
                     try:
                         outcome = outcome_of_value(wait(mocked.function(*arguments(invocation))))
@@ -513,7 +529,7 @@ def dry_run(
             return drive_sync(compiled, ctx, invoke, approve, read_clock)
 
         async def ainvoke(invocation: Invocation) -> Outcome:
-            mocked = _mocked(compiled, mocks, ranks, invocation)
+            mocked = _mocked(compiled, mocks, counts, invocation)
             if mocked.delay:
                 await asyncio.sleep(mocked.delay)
             if mocked.function is not None:

@@ -86,6 +86,8 @@ def check_vector(vector: Any, interpreter: str = "sync") -> list[str]:
         problems.extend(f"case {number}: {p}" for p in check_case(case, context))
     if "plan" in vector:
         problems.extend(check_plan(vector, context, interpreter))
+    elif "expect" in vector:
+        problems.append('"expect" describes a plan run, but the vector has no "plan"')
     return problems
 
 
@@ -147,6 +149,9 @@ def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) ->
     if unknown:
         return [f"expect: unknown field {k!r} (fields: {', '.join(sorted(EXPECT_FIELDS))})"
                 for k in unknown]
+    shape = _expect_shape_problems(expect)
+    if shape:
+        return shape
     try:
         pf = plan_file_of({k: v for k, v in vector.items()
                            if k not in ("cases", "expect")}, str(vector.get("id")))
@@ -204,6 +209,46 @@ def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) ->
         got.sort()
         if want != got:
             problems.append(f"errors: expected {want}, got {got}")
+    return problems
+
+
+ERROR_FIELDS = frozenset({"call", "instance", "type"})
+
+
+def _is_call_id(value: Any) -> bool:
+    # A call is its index, or [index, instance] when it carries an instance.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    return (isinstance(value, list) and len(value) == 2 and _is_call_id(value[0])
+            and isinstance(value[1], str))
+
+
+def _expect_shape_problems(expect: Mapping[str, Any]) -> list[str]:
+    """Every member of ``expect`` that is not of the shape CONFORMANCE.md describes."""
+    problems = []
+    for key in ("diagnostics", "not_reported", "values", "errors"):
+        if key in expect and not isinstance(expect[key], list):
+            problems.append(f"expect.{key} must be an array")
+    if "only_listed_errors" in expect and not isinstance(expect["only_listed_errors"], bool):
+        problems.append("expect.only_listed_errors must be true or false")
+    for key in ("executed", "skipped", "failed"):
+        if key in expect and (not isinstance(expect[key], list)
+                              or not all(_is_call_id(c) for c in expect[key])):
+            problems.append(f"expect.{key} must be an array of call indexes or "
+                            "[index, instance] pairs")
+    for number, error in enumerate(expect.get("errors", []) if isinstance(
+            expect.get("errors"), list) else []):
+        if not isinstance(error, Mapping):
+            problems.append(f"expect.errors[{number}] must be an object with call and type")
+            continue
+        unknown = sorted(k for k in error if k not in ERROR_FIELDS)
+        if unknown:
+            problems.append(f"expect.errors[{number}]: unknown field(s) {unknown} "
+                            f"(fields: {', '.join(sorted(ERROR_FIELDS))})")
+        if not _is_call_id(error.get("call")) or not isinstance(error.get("type"), str):
+            problems.append(f"expect.errors[{number}] needs a call index and a string type")
+        if "instance" in error and not isinstance(error["instance"], str):
+            problems.append(f"expect.errors[{number}].instance must be a string")
     return problems
 
 
@@ -274,7 +319,12 @@ def run(paths: Sequence[str], interpreter: str = "sync") -> tuple[list[Outcome],
         for vector, source in vectors:
             vid = vector.get("id") if isinstance(vector, Mapping) else None
             name = vid if isinstance(vid, str) and vid else source
-            problems = check_vector(vector, interpreter)
+            try:
+                problems = check_vector(vector, interpreter)
+            except Exception as exc:  # a vector never stops the others, whatever it holds
+                problems = [f"the runner could not check this vector ({type(exc).__name__}: "
+                            f"{exc}); this is a bug in obelisk or a vector shape it does "
+                            "not recognise"]
             if name in seen:
                 problems = [f"duplicate id (also in {seen[name]})", *problems]
             seen.setdefault(name, source)

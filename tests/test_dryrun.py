@@ -53,7 +53,7 @@ def test_sequence_past_its_end_is_no_mock(interpreter: str) -> None:
                                          "other": {"return": 0}}, interpreter=interpreter)
     assert [outcome(result, i) for i in range(4)] == [
         ("executed", None), ("executed", None), ("failed", "NoMock"), ("failed", "NoMock")]
-    assert "call number 2 of that tool" in result.errors[0]["data"]["error"]["message"]
+    assert "invocation number 2 of that tool" in result.errors[0]["data"]["error"]["message"]
 
 
 def test_sequence_over_instances_counts_call_order_then_instance(interpreter: str) -> None:
@@ -90,12 +90,12 @@ def test_nested_forms(interpreter: str) -> None:
               "delay_ms": 5}}}}
     result = dry_run(plan, context, mocks=mocks, instances=True, interpreter=interpreter)
     views = result.report()["views"]["state"]
-    # A sequence inside by_instance is still indexed by the call's rank among all calls
-    # of the tool: (0, ①) is 0, (0, ②) is 1, (1, ①) is 2, (1, ②) is 3.
-    assert views["①"] == {"x": 1, "y": {"x": 1}}
-    assert views["②"] == {"x": 2, "y": 5}
-    assert outcome(result, 1, "①") == ("failed", "NoMock")
-    assert outcome(result, 1, "②") == ("failed", "NoMock")
+    # A sequence inside by_instance counts that instance's invocations: in each instance
+    # call 0 takes the first entry and call 1 the second.
+    assert views["①"] == {"x": 1, "y": {"x": 1}, "err2": "chosen"}
+    assert views["②"] == {"x": 2, "err": {"message": "m", "type": "E"}, "z": 5}
+    assert outcome(result, 1, "①") == ("executed", None)
+    assert outcome(result, 1, "②") == ("executed", None)
 
 
 def test_echo_returns_the_resolved_parameters_without_meta_properties(interpreter: str) -> None:
@@ -497,8 +497,11 @@ def test_sync_and_asyncio_reports_agree_less_the_trace() -> None:
     mocks = {"a": {"by_instance": {"①": {"return": 1, "delay_ms": 20},
                                    "②": {"raise": {"type": "E", "message": "e"}},
                                    "③": {"return": 3}, "④": {"return": 4, "delay_ms": 5}}},
-             "b": {"sequence": [{"return": 1}, {"raise": {"type": "X", "message": "x"},
-                                                "delay_ms": 10}, {"return": 3}, {"return": 4}]},
+             # Not a sequence: which instance's b is invoked first follows a's delays
+             # under asyncio, so a sequence would be timing-dependent here (X2).
+             "b": {"by_instance": {"①": {"return": 1}, "②": {"return": 2},
+                                   "③": {"raise": {"type": "X", "message": "x"}, "delay_ms": 10},
+                                   "④": {"return": 4}}},
              "c": {"echo": True, "delay_ms": 3}}
     reports = [dry_run(plan, context, mocks=mocks, instances=True, interpreter=name).report()
                for name in INTERPRETERS]
