@@ -38,7 +38,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, ObeliskError, WriteError
 from obelisk.core.messages import NON_DATA_KINDS
 from obelisk.core.methods import Method
-from obelisk.core.paths import Path, get_in, is_prefix, overlaps, render_reference
+from obelisk.core.paths import Path, is_prefix, overlaps, render_reference
 from obelisk.core.values import MISSING, Frozen, freeze, json_type, pointer_of, thaw
 
 _KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeAlias, Union
+from typing import Any, Protocol, TypeAlias
 
 from attrs import frozen
 
@@ -106,4 +106,3 @@ def is_async(fn: Callable[..., Any]) -> bool:
 
 Invoke: TypeAlias = Callable[[Invocation], Outcome]
 AsyncInvoke: TypeAlias = Callable[[Invocation], Awaitable[Outcome]]
-Maybe: TypeAlias = Union[Any, Awaitable[Any]]

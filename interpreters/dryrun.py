@@ -17,7 +17,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from obelisk.compiler.plan import CompiledPlan, Node
-from obelisk.compiler.tools import Tool, ToolRegistry
+from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError, WriteError
 from obelisk.core.values import MISSING, thaw
@@ -571,7 +571,3 @@ def dry_run(
             seen.add(taken)
             combos.append(Combination(taken, result))
     return DryRunResult(base, tuple(combos), total, total > limit, runs)
-
-
-def _tool_schema(tool: Tool | None) -> Any:
-    return tool.to_json() if tool is not None else None

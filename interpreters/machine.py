@@ -22,9 +22,8 @@ Scheduling touches only the successors of what finished: O(edges) for a whole ru
 from __future__ import annotations
 
 import enum
-import functools
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, TypeAlias, Union
 
 from attrs import evolve, field, frozen
@@ -635,5 +634,3 @@ def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]
         return resolve_activity(tool, activity_names)
     return node.tool if node.tool in activity_names else ""  # type: ignore[return-value]
 
-
-Clock: TypeAlias = Callable[[], Any]

@@ -17,7 +17,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Json, Missing, thaw
-from obelisk.interpreters.activities import ActivityError, Branch
+from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import run_async
 from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
 from obelisk.interpreters.machine import (
@@ -42,6 +42,7 @@ def resolve(context: Context, expression: str | Expr, instance: str | None = Non
 
 __all__ = [
     "MISSING",
+    "Activity",
     "ActivityError",
     "Approve",
     "Branch",
