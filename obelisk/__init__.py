@@ -19,6 +19,7 @@ from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Json, Missing, thaw
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import run_async
+from obelisk.interpreters.common import gc_tuned
 from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
 from obelisk.interpreters.machine import (
     Approve, CallOutcome, Deny, PlanRefused, Replace, RunResult,
@@ -68,6 +69,7 @@ __all__ = [
     "compile_plan",
     "compose_calls_schema",
     "dry_run",
+    "gc_tuned",
     "parse_input",
     "parse_output",
     "resolve",

@@ -22,6 +22,7 @@ from obelisk.compiler.diagnostics import render_text, summary
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolError, ToolRegistry, compose_calls_schema
 from obelisk.interpreters.aio import run_async
+from obelisk.interpreters.common import gc_tuned
 from obelisk.interpreters.dryrun import MockError, dry_run, invalid_report
 from obelisk.interpreters.dryrun import report as dry_report
 from obelisk.interpreters.machine import Approve, Deny, Replace
@@ -445,7 +446,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         return int(exc.code or 0)
     run: Callable[[argparse.Namespace, TextIO, TextIO], int] = args.run
     try:
-        return run(args, out, err)
+        # A command builds contexts from whole files and runs plans: both allocate many
+        # long-lived objects, which the tuned collector does not rescan over and over.
+        with gc_tuned():
+            return run(args, out, err)
     except InputError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_USAGE

@@ -1,0 +1,84 @@
+"""The collector tuning around runs (interpreters/common.py ``gc_tuned``).
+
+It changes process-wide state, so these tests check that the state always comes back:
+after a run, after nested and overlapping uses, after an exception, and never when the
+tuning is switched off or the collector is disabled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+import obelisk
+from obelisk.interpreters import common
+
+
+@pytest.fixture(autouse=True)
+def restore() -> Iterator[None]:
+    before = gc.get_threshold(), gc.isenabled()
+    yield
+    gc.set_threshold(*before[0])
+    (gc.enable if before[1] else gc.disable)()
+    common.TUNE_GC = True
+
+
+def test_tunes_inside_and_restores_after() -> None:
+    gc.set_threshold(700, 10, 10)
+    with obelisk.gc_tuned():
+        assert gc.get_threshold()[0] >= 50_000
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_nested_and_overlapping_uses_restore_only_at_the_last_exit() -> None:
+    gc.set_threshold(700, 10, 10)
+    outer = obelisk.gc_tuned()
+    inner = obelisk.gc_tuned()
+    outer.__enter__()
+    inner.__enter__()
+    outer.__exit__(None, None, None)  # the first to leave is not the last one running
+    assert gc.get_threshold()[0] >= 50_000
+    inner.__exit__(None, None, None)
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_an_exception_still_restores() -> None:
+    gc.set_threshold(700, 10, 10)
+    with pytest.raises(RuntimeError):
+        with obelisk.gc_tuned():
+            raise RuntimeError("boom")
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_switched_off_or_collector_disabled_changes_nothing() -> None:
+    gc.set_threshold(700, 10, 10)
+    common.TUNE_GC = False
+    with obelisk.gc_tuned():
+        assert gc.get_threshold() == (700, 10, 10)
+    common.TUNE_GC = True
+    gc.disable()
+    with obelisk.gc_tuned():
+        assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_runs_leave_the_collector_as_they_found_it() -> None:
+    gc.set_threshold(1234, 11, 12)
+    plan = [{"_tool": "t", "_outputPath": "†state.a"}]
+    obelisk.run_sync(plan, activities={"t": lambda call, tool, context: 1})
+
+    async def t(call: object, tool: object, context: object) -> int:
+        return 2
+
+    async def both() -> None:
+        await asyncio.gather(obelisk.run_async(plan, activities={"t": t}),
+                             obelisk.run_async(plan, activities={"t": t}))
+
+    asyncio.run(both())
+    obelisk.dry_run(plan, mocks={"t": {"return": 3}}, interpreter="asyncio")
+    assert gc.get_threshold() == (1234, 11, 12)
+    assert gc.get_freeze_count() == 0
