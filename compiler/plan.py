@@ -15,7 +15,6 @@ Nothing here runs a call. Every diagnostic is collected; none stops the passes a
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,12 +35,11 @@ from obelisk.compiler.tools import (
 from obelisk.core.ast import And, Expr, Literal, Or, OutputExpr, Reference, Span, references
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, ObeliskError, WriteError
-from obelisk.core.messages import NON_DATA_KINDS
+from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, is_prefix, overlaps, render_reference
 from obelisk.core.values import MISSING, Frozen, freeze, json_type, pointer_of, thaw
 
-_KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
 #: Write races reported at most (a plan where thousands of calls push to one list would
 #: otherwise print millions of pairs); past it one ``too-many`` info says how many more.
 MAX_RACES = 1000
@@ -301,7 +299,7 @@ def _read_call(index: int, raw: Any, registry: ToolRegistry | None,
                    pointer="/_scopes", hint='for example "_scopes": ["state", "input"]')
         else:
             for i, kind in enumerate(raw_scopes):
-                if isinstance(kind, str) and _KIND.match(kind.removeprefix("†")):
+                if isinstance(kind, str) and KIND_NAME.match(kind.removeprefix("†")):
                     scopes.append(kind.removeprefix("†"))
                 else:
                     report("invalid-meta", f"_scopes[{i}] is not a kind name: {thaw(kind)!r}",
@@ -429,7 +427,8 @@ def compile_plan(
             name += f" ({info.tool})"
         return name + (f" [{instance}]" if instance is not None else "")
 
-    _check_dangling(expanded, node_params, index, ctx, diagnostics, label)
+    inputs = _Inputs.of(ctx)  # read once: the context's input messages and schemas
+    _check_dangling(expanded, node_params, index, ctx, inputs, diagnostics, label)
     cyclic = _check_cycles(expanded, successors, edge_paths, diagnostics, label)
     guards = _guards(expanded, node_params, order, cyclic)
     _check_unreachable(expanded, guards, diagnostics, label)
@@ -440,7 +439,7 @@ def compile_plan(
                        label)
     _check_scope_races(expanded, index, successors, predecessors, guards, diagnostics, label)
     if registry is not None:
-        _check_types(expanded, node_params, registry, ctx, diagnostics)
+        _check_types(expanded, node_params, registry, ctx, inputs, diagnostics)
 
     nodes = tuple(
         Node(
@@ -470,29 +469,31 @@ def _provided(ctx: Context, ref: Reference, instance: str | None) -> bool:
         return True  # the read will fail at run time with the write's own error
 
 
-def _input_declared(ctx: Context, path: Path) -> tuple[bool, bool]:
-    """(the context has an input message, some input message's schema declares ``path``)."""
-    has_input = False
-    for message in ctx.messages:
-        kind = message.get("kind", message.get("type"))
-        if message.get("type") not in ("input", "data") or kind != "input":
-            continue
-        has_input = True
-        schema = message.get("schema")
-        if isinstance(schema, PMap) and _schema_declares(schema, path):
-            return True, True
-    return has_input, False
+@frozen
+class _Inputs:
+    """What the context says about ``input``: whether it has input messages, and the
+    schemas they declare (in context order)."""
 
+    present: bool
+    schemas: tuple[PMap[str, Any], ...]
 
-def _input_schema_types(ctx: Context, path: Path) -> frozenset[str] | None:
-    """The types the first input message schema declaring ``path`` allows there."""
-    for message in ctx.messages:
-        kind = message.get("kind", message.get("type"))
-        schema = message.get("schema")
-        if (message.get("type") in ("input", "data") and kind == "input"
-                and isinstance(schema, PMap) and _schema_declares(schema, path)):
-            return schema_types_at(schema, path)
-    return None
+    @classmethod
+    def of(cls, ctx: Context) -> _Inputs:
+        present = False
+        schemas = []
+        for message in ctx.messages:
+            if message.get("type") not in ("input", "data"):
+                continue
+            if message.get("kind", message.get("type")) != "input":
+                continue
+            present = True
+            if isinstance(message.get("schema"), PMap):
+                schemas.append(message["schema"])
+        return cls(present, tuple(schemas))
+
+    def declaring(self, path: Path) -> PMap[str, Any] | None:
+        """The first schema that declares ``path``, or None."""
+        return next((s for s in self.schemas if _schema_declares(s, path)), None)
 
 
 def _schema_declares(schema: PMap[str, Any], path: Path) -> bool:
@@ -517,8 +518,7 @@ Label = Any  # Callable[[int], str]
 
 def _check_dangling(expanded: list[tuple[_CallInfo, str | None]],
                     node_params: list[tuple[Param, ...]], index: PathIndex[Any],
-                    ctx: Context, out: list[Diagnostic], label: Label) -> None:
-    input_state: dict[Path, tuple[bool, bool]] = {}
+                    ctx: Context, inputs: _Inputs, out: list[Diagnostic], label: Label) -> None:
     hints = _Hints(expanded, index, ctx, label)
     for node_id, (info, instance) in enumerate(expanded):
         for param in node_params[node_id]:
@@ -528,9 +528,8 @@ def _check_dangling(expanded: list[tuple[_CallInfo, str | None]],
                 if read.writers or read.provided:
                     verdict[ref] = "ok"
                 elif ref.kind == "input":
-                    if ref.path not in input_state:
-                        input_state[ref.path] = _input_declared(ctx, ref.path)
-                    has_input, declared = input_state[ref.path]
+                    has_input = inputs.present
+                    declared = inputs.declaring(ref.path) is not None
                     verdict[ref] = "external" if (not has_input or declared) else "dangling"
                 else:
                     verdict[ref] = "dangling"
@@ -889,7 +888,7 @@ def _check_scope_races(expanded: list[tuple[_CallInfo, str | None]],
 
 def _check_types(expanded: list[tuple[_CallInfo, str | None]],
                  node_params: list[tuple[Param, ...]], registry: ToolRegistry,
-                 ctx: Context, out: list[Diagnostic]) -> None:
+                 ctx: Context, inputs: _Inputs, out: list[Diagnostic]) -> None:
     plain: dict[str, Any] = {}  # each tool's schema, thawed once
     for node_id, (info, instance) in enumerate(expanded):
         tool = registry.get(info.tool) if info.tool else None
@@ -901,7 +900,7 @@ def _check_types(expanded: list[tuple[_CallInfo, str | None]],
             accepted = schema_types_at(plain[tool.name], param.path)
             if accepted is None:
                 continue
-            produced, source = _types_of(param, expanded, registry, ctx, instance)
+            produced, source = _types_of(param, expanded, registry, ctx, inputs, instance)
             if produced is None or types_compatible(produced, accepted):
                 continue
             name = param.pointer.lstrip("/").replace("/", ".")
@@ -924,7 +923,7 @@ def _types_text(types: frozenset[str]) -> str:
 
 
 def _types_of(param: Param, expanded: list[tuple[_CallInfo, str | None]],
-              registry: ToolRegistry, ctx: Context,
+              registry: ToolRegistry, ctx: Context, inputs: _Inputs,
               instance: str | None) -> tuple[frozenset[str] | None, str]:
     reads = {r.reference: r for r in param.reads}
     sources: list[str] = []
@@ -957,10 +956,11 @@ def _types_of(param: Param, expanded: list[tuple[_CallInfo, str | None]],
         if not read.writers and not read.provided:
             # An input supplied at run time: its type is what an input message's schema
             # declares at the path (SEMANTICS §6), when one does.
-            declared = _input_schema_types(ctx, ref.path) if ref.kind == "input" else None
-            if declared is not None:
-                sources.append("the input message's schema")
-            return declared
+            schema = inputs.declaring(ref.path) if ref.kind == "input" else None
+            if schema is None:
+                return None
+            sources.append("the input message's schema")
+            return schema_types_at(schema, ref.path)
         for writer in read.writers:
             info = expanded[writer][0]
             tool = registry.get(info.tool) if info.tool else None

@@ -99,22 +99,24 @@ class Context:
         cannot be applied (``push`` onto an object) is accepted, and reads of that kind
         then raise :class:`WriteError` (check with :meth:`write_error` before appending).
         """
-        return self._append(message)[0]
-
-    def _append(self, message: Any) -> tuple[Context, Write | None]:
+        frozen_message, write = self._normalised(message)
         index = len(self._messages)
-        try:
-            frozen_message = freeze(message)
-            write = normalise(frozen_message)
-        except NotJSONError as exc:
-            raise MessageError(exc.reason, index=index, pointer=exc.pointer) from None
-        except MessageError as exc:
-            raise exc.at(index) from None
         new = self._copy()
         new._messages = self._messages.append(frozen_message)
         if write is not None:
             new._record(self, write, index)
-        return new, write
+        return new
+
+    def _normalised(self, message: Any) -> tuple[Any, Write | None]:
+        """The frozen message and its write; errors located at the next message index."""
+        index = len(self._messages)
+        try:
+            frozen_message = freeze(message)
+            return frozen_message, normalise(frozen_message)
+        except NotJSONError as exc:
+            raise MessageError(exc.reason, index=index, pointer=exc.pointer) from None
+        except MessageError as exc:
+            raise exc.at(index) from None
 
     def extend(self, messages: Iterable[Any]) -> Context:
         """A new context with every message of ``messages`` appended in order."""
@@ -194,20 +196,19 @@ class Context:
         """Append ``message`` unless its write cannot be applied.
 
         Returns the new context and None, or this context unchanged and the
-        :class:`WriteError`. The engine appends every output this way, so a context it
-        builds never holds a write that cannot be applied.
+        :class:`WriteError`. (A kind that was already broken stays broken, and the message
+        is appended.) Raises :class:`MessageError` for a malformed message.
         """
-        new, write = self._append(message)
+        frozen_message, write = self._normalised(message)
         if write is None:
-            return new, None
-        before = self.view(write.kind, write.instance)[1]
-        after = new.view(write.kind, write.instance)[1]
-        if after is not None and before is None:
-            return self, after
-        return new, None
+            return self.append(frozen_message), None
+        return self.append_write(frozen_message, write)
 
     def append_write(self, message: Any, write: Write) -> tuple[Context, WriteError | None]:
-        """The engine's fast path of :meth:`append_checked`, for a message it built itself.
+        """:meth:`append_checked` for a message whose write is already known.
+
+        The engine appends every output this way, so a context it builds never holds a
+        write that cannot be applied.
 
         ``write`` must be exactly what :func:`normalise` makes of ``message`` (the engine
         builds both from one call's output, so re-reading the message would only parse its
@@ -226,11 +227,9 @@ class Context:
         return new, None
 
     def write_error(self, message: Any) -> WriteError | None:
-        """The :class:`WriteError` appending ``message`` would cause, or None.
-
-        The engine checks every write with this before it makes it, so a context built by
-        the engine never holds a write that cannot be applied.
-        """
+        """The :class:`WriteError` reading ``message``'s kind would raise after appending
+        it, or None: the error of a kind that is already broken, or the one this write
+        would cause."""
         write = normalise(freeze(message))
         if write is None:
             return None

@@ -28,7 +28,7 @@ PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "s
 RESERVED_KEYS = frozenset({"type", "kind", "schema", "description"})
 
 #: What a kind looks like: the grammar's KIND terminal (a kind must be nameable as †kind).
-_KIND = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
+KIND_NAME = re.compile(r"(?:[^\W\d][\w$-]*|\$[\w$-]*)\Z")
 
 #: Kinds that cannot hold data: the protocol's non-data message types.
 NON_DATA_KINDS = frozenset({"text", "system", "tool", "plan", "error", "meta", "output", "call"})
@@ -106,7 +106,7 @@ def _kind_of(message: Mapping[str, Any], mtype: str) -> str:
             f'{{"type": "data", "kind": "{kind}", ...}}',
             pointer="/kind",
         )
-    if not _KIND.match(kind):
+    if not KIND_NAME.match(kind):
         raise MessageError(
             f'kind "{kind}" cannot be named in a reference (†kind.path); a kind starts with '
             "a letter, _ or $ and holds word characters, $ and -",

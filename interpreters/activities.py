@@ -106,3 +106,33 @@ def is_async(fn: Callable[..., Any]) -> bool:
 
 Invoke: TypeAlias = Callable[[Invocation], Outcome]
 AsyncInvoke: TypeAlias = Callable[[Invocation], Awaitable[Outcome]]
+
+
+def call_sync(fn: Callable[..., Any], invocation: Invocation,
+              wait: Callable[[Any], Any]) -> Outcome:
+    """Call an activity (or a function mock) for the sync loop; ``wait`` finishes an
+    awaitable result. Whatever it returns or raises becomes an outcome."""
+    try:
+        return outcome_of_value(wait(fn(*arguments(invocation))))
+    except FAILURES as exc:  # an activity's failure is an outcome, never a crash
+        return outcome_of_exception(exc)
+
+
+async def call_async(fn: Callable[..., Any], invocation: Invocation) -> Outcome:
+    """Call an activity (or a function mock) for the asyncio loop: ``async`` ones on the
+    loop, plain ones in a worker thread so they cannot block it.
+
+    A ``CancelledError`` is not caught here: the loop tells a cancelled run from an
+    activity that raised it itself.
+    """
+    try:
+        if is_async(fn):
+            value = await fn(*arguments(invocation))
+        else:
+            value = await asyncio.to_thread(fn, *arguments(invocation))
+        if inspect.isawaitable(value):
+            value = await value
+        return outcome_of_value(value)
+    except Exception as exc:  # an activity's failure is an outcome, never a crash
+        return outcome_of_exception(exc)
+

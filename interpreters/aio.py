@@ -27,9 +27,7 @@ from attrs import frozen
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import (
-    arguments, is_async, outcome_of_exception, outcome_of_value,
-)
+from obelisk.interpreters.activities import call_async, outcome_of_exception
 from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
 from obelisk.interpreters.machine import (
     Invocation, Outcome, Raised, RunResult, advance, as_verdict, begin, cancel, complete,
@@ -158,18 +156,7 @@ def async_activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable
 
     async def invoke(invocation: Invocation) -> Outcome:
         chosen = choose(plan, invocation, activities, latent)
-        if not callable(chosen):
-            return chosen
-        try:
-            if is_async(chosen):
-                value = await chosen(*arguments(invocation))
-            else:
-                value = await asyncio.to_thread(chosen, *arguments(invocation))
-                if inspect.isawaitable(value):
-                    value = await value
-            return outcome_of_value(value)
-        except Exception as exc:  # an activity's failure is an outcome, never a crash
-            return outcome_of_exception(exc)
+        return await call_async(chosen, invocation) if callable(chosen) else chosen
 
     return invoke
 

@@ -21,9 +21,7 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError, WriteError
 from obelisk.core.values import MISSING, thaw
-from obelisk.interpreters.activities import (
-    FAILURES, arguments, is_async, latent_outcome, outcome_of_exception, outcome_of_value,
-)
+from obelisk.interpreters.activities import call_async, call_sync, latent_outcome
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import clock_of, prepare
 from obelisk.interpreters.machine import (
@@ -510,22 +508,18 @@ def dry_run(
 
     def run_once(forced: Mapping[int, int]) -> RunResult:
         counts = _Invocations()  # every run counts its own invocations
-        def decide_outcome(invocation: Invocation, mocked: _Mocked, outcome: Outcome) -> Outcome:
+        def steer(invocation: Invocation, outcome: Outcome) -> Outcome:
+            # Exploring: bend the outcome onto the alternative this combination forces.
             alt = forced.get(invocation.node)
             return outcome if alt is None else _forced(compiled, invocation.node, alt, outcome)
 
         if interpreter == "sync":
             def invoke(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
                 mocked = _mocked(compiled, mocks, counts, invocation)
-                if mocked.function is not None:
-                    try:
-                        outcome = outcome_of_value(wait(mocked.function(*arguments(invocation))))
-                    except FAILURES as exc:
-                        outcome = outcome_of_exception(exc)
-                else:
-                    assert mocked.outcome is not None
-                    outcome = mocked.outcome
-                return decide_outcome(invocation, mocked, outcome)
+                if mocked.function is not None:  # a function mock is called like an activity
+                    return steer(invocation, call_sync(mocked.function, invocation, wait))
+                assert mocked.outcome is not None
+                return steer(invocation, mocked.outcome)
             return drive_sync(compiled, ctx, invoke, approve, read_clock)
 
         async def ainvoke(invocation: Invocation) -> Outcome:
@@ -533,17 +527,9 @@ def dry_run(
             if mocked.delay:
                 await asyncio.sleep(mocked.delay)
             if mocked.function is not None:
-                try:
-                    value = mocked.function(*arguments(invocation))
-                    if is_async(mocked.function) or asyncio.iscoroutine(value):
-                        value = await value
-                    outcome = outcome_of_value(value)
-                except Exception as exc:
-                    outcome = outcome_of_exception(exc)
-            else:
-                assert mocked.outcome is not None
-                outcome = mocked.outcome
-            return decide_outcome(invocation, mocked, outcome)
+                return steer(invocation, await call_async(mocked.function, invocation))
+            assert mocked.outcome is not None
+            return steer(invocation, mocked.outcome)
         return asyncio.run(drive_async(compiled, ctx, ainvoke, approve, read_clock))
 
     base = run_once({})

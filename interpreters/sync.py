@@ -15,9 +15,7 @@ from typing import Any
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import (
-    FAILURES, arguments, outcome_of_exception, outcome_of_value,
-)
+from obelisk.interpreters.activities import call_sync
 from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
 from obelisk.interpreters.machine import (
     Invocation, Outcome, RunResult, advance, as_verdict, begin, complete, decide, finish,
@@ -60,12 +58,7 @@ def activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable[..., 
 
     def invoke(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
         chosen = choose(plan, invocation, activities, latent)
-        if not callable(chosen):
-            return chosen
-        try:
-            return outcome_of_value(wait(chosen(*arguments(invocation))))
-        except FAILURES as exc:  # an activity's failure is an outcome, never a crash
-            return outcome_of_exception(exc)
+        return call_sync(chosen, invocation, wait) if callable(chosen) else chosen
 
     return invoke
 

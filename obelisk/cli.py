@@ -17,7 +17,7 @@ import importlib
 import inspect
 from collections.abc import Mapping
 
-from obelisk import __version__, conformance
+from obelisk import __version__, conformance, resolve
 from obelisk.compiler.diagnostics import render_text, summary
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolError, ToolRegistry, compose_calls_schema
@@ -29,11 +29,9 @@ from obelisk.interpreters.machine import Approve, Deny, Replace
 from obelisk.interpreters.sync import run_sync
 from obelisk.planfile import PlanFile, read_plan_file
 from obelisk.sarif import to_sarif
-from obelisk.compiler.parse import parse_input
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
-from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.values import MISSING
 from obelisk.jsonio import InputError, dumps, load_json, parse_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -57,8 +55,7 @@ def load_context(path: str) -> Context:
 def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     context = load_context(args.context)
     try:
-        expr = parse_input(args.expression)
-        value = evaluate(expr, lookup_in(context, args.instance))
+        value = resolve(context, args.expression, args.instance)
     except ExpressionSyntaxError as exc:
         print(f"error: {exc.render()}", file=err)
         return EXIT_FAILED
@@ -70,7 +67,7 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         where = f" for instance {args.instance!r}" if args.instance else ""
         print(f"{args.expression} has no value in {args.context}{where}", file=err)
         return EXIT_FAILED
-    print(dumps(thaw(value)), file=out)
+    print(dumps(value), file=out)
     return EXIT_OK
 
 

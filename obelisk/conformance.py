@@ -13,11 +13,10 @@ from typing import Any
 
 from attrs import frozen
 
-from obelisk.compiler.parse import parse_input
+from obelisk import resolve
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, WriteError
-from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.values import MISSING
 from obelisk.jsonio import InputError, dumps, load_json
 
 VECTOR_FIELDS = frozenset(
@@ -112,8 +111,8 @@ def check_case(case: Any, context: Context) -> list[str]:
     if instance is not None and not isinstance(instance, str):
         return [f'{ref}: "instance" must be a string']
     try:
-        value = evaluate(parse_input(ref), lookup_in(context, instance))
-        got: tuple[str, Any] = ("missing", True) if value is MISSING else ("value", thaw(value))
+        value = resolve(context, ref, instance)
+        got: tuple[str, Any] = ("missing", True) if value is MISSING else ("value", value)
     except ExpressionSyntaxError as exc:
         got = ("error", "syntax")
         detail = exc.render()
