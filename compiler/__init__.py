@@ -1,5 +1,11 @@
 """The compiler: the expression grammar and parser, tools, and the plan compiler."""
 
+# This folder is installed as obelisk.compiler; imported by its own name (possible from the
+# repository root) it would load a second copy of every module, with its own MISSING.
+if __name__ != "obelisk.compiler":
+    raise ImportError(f"import obelisk.compiler, not {__name__}: the compiler/ folder is the "
+                      f"package obelisk.compiler, and a second copy would not share its values")
+
 from obelisk.compiler.diagnostics import CODES, Diagnostic, Severity, render_text
 from obelisk.compiler.parse import (
     MAX_DEPTH,

@@ -3,6 +3,12 @@
 No I/O, no clock, no randomness, no asyncio here: those are passed in by the shell.
 """
 
+# This folder is installed as obelisk.core; imported by its own name (possible from the
+# repository root) it would load a second copy of every module, with its own MISSING.
+if __name__ != "obelisk.core":
+    raise ImportError(f"import obelisk.core, not {__name__}: the core/ folder is the "
+                      f"package obelisk.core, and a second copy would not share its values")
+
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError

@@ -1,5 +1,11 @@
 """Interpreters: sync, asyncio and dry-run, over one pure run state machine."""
 
+# This folder is installed as obelisk.interpreters; imported by its own name (possible from the
+# repository root) it would load a second copy of every module, with its own MISSING.
+if __name__ != "obelisk.interpreters":
+    raise ImportError(f"import obelisk.interpreters, not {__name__}: the interpreters/ folder is the "
+                      f"package obelisk.interpreters, and a second copy would not share its values")
+
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import drive_async, run_async
 from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run, report

@@ -1,0 +1,31 @@
+"""The source layout: core/, compiler/ and interpreters/ import only as obelisk.* packages."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("module", ["core", "compiler", "interpreters", "core.values",
+                                    "compiler.parse", "interpreters.machine"])
+def test_top_level_names_fail_with_a_clear_message(module: str) -> None:
+    # From the repository root the folders are importable by their own names; a second
+    # copy of core would hold a second MISSING, so the import must fail and say why.
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    package = module.partition(".")[0]
+    assert done.returncode == 1
+    assert f"ImportError: import obelisk.{package}, not {package}:" in done.stderr
+
+
+def test_the_obelisk_names_import_from_the_root() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import obelisk.core.values as v, obelisk; "
+                               "assert obelisk.MISSING is v.MISSING; print('ok')"],
+        cwd=ROOT, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
