@@ -6,11 +6,15 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
-from obelisk.compiler.diagnostics import Diagnostic, Severity
+from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
 from obelisk.compiler.parse import parse_input, parse_output
 from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
 from obelisk.compiler.tools import (
-    Tool, ToolError, ToolRegistry, compose_calls_schema, resolve_activity,
+    Tool,
+    ToolError,
+    ToolRegistry,
+    compose_calls_schema,
+    resolve_activity,
 )
 from obelisk.core.ast import Expr
 from obelisk.core.context import Context
@@ -20,9 +24,21 @@ from obelisk.core.values import MISSING, Json, Missing, thaw
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import run_async
 from obelisk.interpreters.common import gc_tuned
-from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
+from obelisk.interpreters.dryrun import (
+    DryRunResult,
+    MockError,
+    dry_run,
+    invalid_report,
+    report,
+    views,
+)
 from obelisk.interpreters.machine import (
-    Approve, CallOutcome, Deny, PlanRefused, Replace, RunResult,
+    Approve,
+    CallOutcome,
+    Deny,
+    PlanRefused,
+    Replace,
+    RunResult,
 )
 from obelisk.interpreters.sync import run_sync
 
@@ -70,10 +86,15 @@ __all__ = [
     "compose_calls_schema",
     "dry_run",
     "gc_tuned",
+    "invalid_report",
     "parse_input",
     "parse_output",
+    "render_text",
+    "report",
     "resolve",
     "resolve_activity",
     "run_async",
     "run_sync",
+    "summary",
+    "views",
 ]

@@ -1,0 +1,97 @@
+"""What every command shares: exit codes, the command table's row type, and the loaders
+that turn files and options into library values (every failure an :class:`InputError`)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TextIO
+
+from attrs import frozen
+
+from obelisk import CompiledPlan, Context, MessageError, ToolError, compile_plan
+from obelisk.jsonio import InputError, load_json
+from obelisk.planfile import PlanFile
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class AddArguments(Protocol):
+    """Declares a command's arguments and options on its sub-parser."""
+
+    def __call__(self, parser: argparse.ArgumentParser) -> None: ...
+
+
+class RunCommand(Protocol):
+    """Runs a command over parsed arguments; returns the exit code (0, 1 or 2).
+
+    Raises :class:`InputError` for unreadable input (exit 2); any other ``ObeliskError``
+    is a failed check (exit 1). ``main`` translates both.
+    """
+
+    def __call__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int: ...
+
+
+@frozen
+class Command:
+    """One row of the command table: the name typed, its one-line help, its arguments,
+    and what it runs."""
+
+    name: str
+    help: str
+    add_arguments: AddArguments
+    run: RunCommand
+
+
+def add_plan_file(parser: argparse.ArgumentParser) -> None:
+    """The positional FILE argument of every command that reads a plan file."""
+    parser.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
+
+
+def load_context(path: str) -> Context:
+    """A context from a file: an array of messages, or an object with a "context" array."""
+    data = load_json(path)
+    if isinstance(data, dict):
+        if "context" not in data:
+            raise InputError(f'{path}: expected an array of messages or an object with "context"')
+        data = data["context"]
+    if not isinstance(data, list):
+        raise InputError(f"{path}: a context is an array of messages, got {type(data).__name__}")
+    try:
+        return Context.of(data)
+    except MessageError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
+    """The activity mapping named ``package.module:NAME`` (a dict of name -> callable)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise InputError(f"--activities takes package.module:NAME, got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import error in user code is bad input, not a crash
+        raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    mapping = getattr(module, attribute, None)
+    if not isinstance(mapping, Mapping) or not all(
+            isinstance(k, str) and callable(v) for k, v in mapping.items()):
+        raise InputError(f"{spec} must be a dict of activity name -> callable")
+    return mapping
+
+
+def compile_file(pf: PlanFile, *, instances: bool = False) -> CompiledPlan:
+    """Compile a plan file (mapped over its instances when the file or ``instances`` asks).
+
+    A malformed context message or tool definition is bad input (:class:`InputError`);
+    problems in the plan itself are the compiled plan's diagnostics.
+    """
+    try:
+        context = Context.of(pf.context)
+    except MessageError as exc:
+        raise InputError(f"{pf.name}: context {exc}") from None
+    try:
+        return compile_plan(pf.plan, tools=pf.tools, context=context,
+                            instances=pf.instances or instances)
+    except ToolError as exc:
+        raise InputError(f"{pf.name}: {exc}") from None

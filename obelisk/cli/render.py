@@ -1,0 +1,162 @@
+"""Reports as text: a run's report (dry or real) and a plan's diagnostics.
+
+The run report arrives as the JSON the ``--json`` option prints (the documented, stable
+form); :meth:`RunReport.of` reads it once into typed values, and :func:`render_report`
+prints only from those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from attrs import frozen
+from pyrsistent import PVector, pvector
+
+from obelisk import CompiledPlan, Diagnostic, render_text, summary
+from obelisk.jsonio import dumps
+
+
+@frozen
+class CallRow:
+    """One call's line: where it stands in the plan, its tool, its outcome and why."""
+
+    call: int
+    instance: str | None
+    tool: str | None
+    outcome: str
+    reason: str
+
+
+@frozen
+class View:
+    """The value of ``†kind`` at the end of the run, globally or for one instance."""
+
+    kind: str
+    layer: str  # "global" or an instance id
+    value: Any  # plain JSON
+
+
+@frozen
+class ErrorRow:
+    """An error message the run appended: the failed call's tool and the error."""
+
+    tool: str
+    instance: str | None
+    type: str
+    message: str
+
+
+@frozen
+class Choice:
+    """The alternative (1-based) a branching call took in an explored combination."""
+
+    call: int
+    instance: str | None
+    alternative: int
+
+
+@frozen
+class Combination:
+    """One explored combination of branches and the calls it executed, skipped, failed."""
+
+    choices: PVector[Choice]
+    executed: PVector[Any]  # call indexes, or [index, instance] pairs
+    skipped: PVector[Any]
+    failed: PVector[Any]
+
+
+@frozen
+class Exploration:
+    """What ``--explore`` tried: how many combinations of how many, and their outcomes."""
+
+    total: int
+    run: int
+    truncated: bool
+    combinations: PVector[Combination]
+
+
+@frozen
+class RunReport:
+    """A run's report, typed: status, one row per call, final views, errors, exploration."""
+
+    status: str
+    calls: PVector[CallRow]
+    views: PVector[View]
+    errors: PVector[ErrorRow]
+    explore: Exploration | None = None
+
+    @classmethod
+    def of(cls, report: Mapping[str, Any]) -> RunReport:
+        """Read the JSON report of a run or dry run (``obelisk dry-run --json``)."""
+        calls = pvector(CallRow(c["call"], c["instance"], c["tool"], c["outcome"], c["reason"])
+                        for c in report["calls"])
+        views = pvector(View(kind, layer, value) for kind, per in report["views"].items()
+                        for layer, value in per.items())
+        errors = pvector(_error_row(message) for message in report["errors"])
+        explore = report.get("explore")
+        return cls(report["status"], calls, views, errors,
+                   _exploration(explore) if explore else None)
+
+
+def _error_row(message: Mapping[str, Any]) -> ErrorRow:
+    error = message["data"]["error"]
+    return ErrorRow(message["data"]["call"].get("_tool", "?"), message.get("_instance"),
+                    error["type"], error["message"])
+
+
+def _exploration(explore: Mapping[str, Any]) -> Exploration:
+    return Exploration(explore["total"], explore["run"], explore["truncated"], pvector(
+        Combination(pvector(Choice(c["call"], c["instance"], c["alternative"])
+                            for c in combo["choices"]),
+                    pvector(combo["executed"]), pvector(combo["skipped"]),
+                    pvector(combo["failed"]))
+        for combo in explore["combinations"]))
+
+
+def render_report(report: RunReport, out: TextIO) -> None:
+    """Print the report as a table of calls, then values, errors, exploration and status."""
+    width = max([len(c.tool or "?") for c in report.calls] + [4])
+    print(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason", file=out)
+    for c in report.calls:
+        instance = "" if c.instance is None else str(c.instance)
+        print(f"{c.call:>4}  {instance:<8}  {c.tool or '?':<{width}}  {c.outcome:<9}  "
+              f"{c.reason}", file=out)
+    if report.views:
+        print("\nvalues:", file=out)
+        for view in report.views:
+            label = f"†{view.kind}" + ("" if view.layer == "global"
+                                       else f"  [instance {view.layer}]")
+            print(f"  {label} = {dumps(view.value, indent=None)}", file=out)
+    if report.errors:
+        print("\nerrors:", file=out)
+        for error in report.errors:
+            where = "" if error.instance is None else f" [instance {error.instance}]"
+            print(f"  {error.tool}{where}: {error.type}: {error.message}", file=out)
+    if report.explore:
+        _render_exploration(report.explore, out)
+    print(f"\nstatus: {report.status}", file=out)
+
+
+def _render_exploration(explore: Exploration, out: TextIO) -> None:
+    print(f"\nexplored {explore.run} of {explore.total} branch combination(s)"
+          + (" (truncated)" if explore.truncated else "") + ":", file=out)
+    for number, combo in enumerate(explore.combinations, 1):
+        # TODO(arch): the call label; kept without the tool name so the output is unchanged.
+        chosen = ", ".join(
+            f"call {c.call}{'' if c.instance is None else ' [' + str(c.instance) + ']'}"
+            f" -> alternative {c.alternative}" for c in combo.choices) or "no branch taken"
+        print(f"  {number}. {chosen}: executed {list(combo.executed)}, "
+              f"skipped {list(combo.skipped)}, failed {list(combo.failed)}", file=out)
+
+
+def render_diagnostics(diagnostics: Sequence[Diagnostic], source: str, out: TextIO) -> None:
+    """Print each diagnostic as a compiler does (location, code, message, caret, hint)."""
+    for diagnostic in diagnostics:
+        print(render_text(diagnostic, source), file=out)
+
+
+def render_refusal(plan: CompiledPlan, source: str, err: TextIO) -> None:
+    """Why nothing ran: the plan's diagnostics, then a one-line summary."""
+    render_diagnostics(plan.diagnostics, source, err)
+    print(f"{source}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran", file=err)

@@ -1,0 +1,127 @@
+"""The commands that run a plan: ``dry-run`` (with mocks) and ``run`` (real activities)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from obelisk import MockError, dry_run, invalid_report, report, run_async, run_sync
+from obelisk.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Command,
+    add_plan_file,
+    compile_file,
+    load_activities,
+)
+from obelisk.cli.render import RunReport, render_refusal, render_report
+from obelisk.cli.terminal import Progress, terminal_approval
+from obelisk.jsonio import InputError, dumps, load_json
+from obelisk.planfile import PlanFile, read_plan_file
+
+
+def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE, ``--mocks``, ``--interpreter``, ``--instances``, ``--explore``, ``--json``."""
+    add_plan_file(parser)
+    parser.add_argument("--mocks", metavar="M.json", help="mocks by tool name (added to the file's)")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
+    parser.add_argument("--explore", action="store_true", help="run every combination of branches")
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+
+
+def _mocks(pf: PlanFile, path: str | None) -> dict[str, Any]:
+    """The file's mocks, overridden tool by tool by those in ``path``."""
+    mocks = dict(pf.mocks)
+    if path:
+        extra = load_json(path)
+        if not isinstance(extra, Mapping):
+            raise InputError(f"{path}: mocks are an object of tool name -> mock")
+        mocks.update(extra)
+    return mocks
+
+
+def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Simulate the plan and print its report; exit 1 when the plan is invalid or the run
+    added error messages."""
+    pf = read_plan_file(args.file)
+    mocks = _mocks(pf, args.mocks)
+    plan = compile_file(pf, instances=args.instances)
+    if not plan.ok:
+        if args.json:
+            print(dumps(invalid_report(plan)), file=out)
+        else:
+            render_refusal(plan, pf.name, err)
+        return EXIT_FAILED
+    try:
+        result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
+    except MockError as exc:
+        raise InputError(f"{args.mocks or pf.name}: {exc}") from None
+    data = result.report()
+    if args.json:
+        print(dumps(data), file=out)
+    else:
+        render_report(RunReport.of(data), out)
+    return EXIT_FAILED if data["errors"] else EXIT_OK
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
+    ``--timeout``, ``--max-concurrency``, ``--out``."""
+    add_plan_file(parser)
+    parser.add_argument("--activities", metavar="MODULE:NAME", required=True,
+                   help="an importable dict of activity name -> callable")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
+    parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
+    parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
+    parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    if args.interpreter != "asyncio" and (args.timeout is not None
+                                          or args.max_concurrency is not None):
+        # The sync interpreter runs one call at a time and cannot interrupt one: say so
+        # rather than silently ignore the option.
+        raise InputError("--timeout and --max-concurrency need --interpreter asyncio")
+    if args.max_concurrency is not None and args.max_concurrency < 1:
+        raise InputError("--max-concurrency must be at least 1")
+    if args.timeout is not None and not args.timeout > 0:
+        raise InputError("--timeout must be a positive number of seconds")
+
+
+def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the plan with the named activities and print its report; exit 1 when the plan
+    is invalid, the run added error messages, or it did not complete."""
+    _check_run_options(args)
+    pf = read_plan_file(args.file)
+    activities = load_activities(args.activities)
+    plan = compile_file(pf, instances=args.instances)
+    if not plan.ok:
+        render_refusal(plan, pf.name, err)
+        return EXIT_FAILED
+    progress = Progress(len(plan.nodes), err, enabled=err.isatty() and not args.approve)
+    approve = terminal_approval(out, err) if args.approve else None
+    tracked = {name: progress.wrap(fn) for name, fn in activities.items()}
+    if args.interpreter == "asyncio":
+        result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
+                                       max_concurrency=args.max_concurrency, timeout=args.timeout))
+    else:
+        result = run_sync(plan, activities=tracked, approve=approve)
+    progress.close()
+    render_report(RunReport.of(report(result)), out)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                handle.write(dumps(result.context.to_json()) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
+
+
+DRY_RUN = Command("dry-run", "simulate a plan with mocks (no activity runs)",
+                  add_dry_run_arguments, dry_run_command)
+RUN = Command("run", "run a plan with real activities", add_run_arguments, run_command)
