@@ -36,6 +36,7 @@ def parse_json(text: str, name: str) -> Any:
     except json.JSONDecodeError as exc:
         lines = text.splitlines()
         line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
+        # TODO(arch): core.text.caret_line (the shared caret drawer) once merged.
         caret = " " * (exc.colno - 1) + "^"
         shown = line if len(line) <= 120 else line[max(0, exc.colno - 60):exc.colno + 60]
         if len(line) > 120:
