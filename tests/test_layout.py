@@ -29,3 +29,13 @@ def test_the_obelisk_names_import_from_the_root() -> None:
                                "assert obelisk.MISSING is v.MISSING; print('ok')"],
         cwd=ROOT, capture_output=True, text=True, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
+
+
+def test_every_subpackage_of_obelisk_is_installed() -> None:
+    # setuptools installs only the packages pyproject.toml lists: a new subpackage left out
+    # works from the source tree and is missing from the wheel.
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    listed = text.split("[tool.setuptools]", 1)[1].split("]", 1)[0]
+    for init in sorted((ROOT / "obelisk").glob("*/__init__.py")):
+        package = f"obelisk.{init.parent.name}"
+        assert f'"{package}"' in listed, f"add {package} to [tool.setuptools] packages"
