@@ -9,13 +9,17 @@ the answer is "unknown" (None, or MISSING).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyrsistent import PMap, PVector
+
 from obelisk.core.values import MISSING, json_type
 
-__all__ = ["JSON_TYPES", "dig", "example_of", "schema_types_at", "types_compatible"]
+__all__ = ["JSON_TYPES", "as_object_schema", "dig", "example_of", "schema_text", "schema_types_at",
+           "types_compatible"]
 
 #: The JSON types of JSON Schema.
 JSON_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
@@ -28,6 +32,33 @@ def dig(value: Any, *keys: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+# -- text ------------------------------------------------------------------------------
+
+
+def schema_text(value: Any) -> str:
+    """Compact JSON text of a plain or frozen value; frozen maps come out with sorted keys."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                      default=_plain_container)
+
+
+def _plain_container(value: Any) -> Any:
+    # json.dumps calls this for what it cannot encode itself: frozen (or other) containers.
+    if isinstance(value, PMap):
+        return dict(sorted(value.items()))
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    if isinstance(value, (PVector, tuple)):
+        return list(value)
+    raise TypeError(f"a {type(value).__name__} is not JSON")
+
+
+def as_object_schema(schema: Any) -> Any:
+    """``true`` and ``false`` as object schemas, so that ``output_schema`` is a mapping."""
+    if schema is True:
+        return {}
+    return {"not": {}} if schema is False else schema
 
 
 # -- types -------------------------------------------------------------------------------

@@ -28,17 +28,14 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
 from pyrsistent import PMap, PVector, pmap, pvector
-from referencing import Registry
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from obelisk.compiler.schemas import JSON_TYPES, dig, schema_types_at, types_compatible
+from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text, schema_types_at, types_compatible
 from obelisk.compiler.validation import (
     MAX_MESSAGE,
-    ReferenceAwareValidator,
-    call_schema,
+    ToolShape,
     literal_param_errors,
-    output_validator,
     shorten,
     validate_output,
     validate_params,
@@ -47,20 +44,9 @@ from obelisk.core.errors import ToolError  # re-exported: its home was here
 from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
 
 __all__ = [
-    "JSON_TYPES",
-    "LEADING_META",
-    "MAX_MESSAGE",
-    "REASONING_PROPERTY",
-    "Tool",
-    "ToolError",
-    "ToolRegistry",
-    "compose_calls_schema",
-    "literal_param_errors",
-    "resolve_activity",
-    "schema_types_at",
-    "types_compatible",
-    "validate_output",
-    "validate_params",
+    "JSON_TYPES", "LEADING_META", "MAX_MESSAGE", "REASONING_PROPERTY", "Tool", "ToolError",
+    "ToolRegistry", "compose_calls_schema", "literal_param_errors", "resolve_activity",
+    "schema_types_at", "types_compatible", "validate_output", "validate_params",
 ]
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
@@ -84,12 +70,12 @@ class Tool:
     name: str
     schema: Frozen = field(converter=freeze)
     text: str = field(
-        default=Factory(lambda self: _dumps(self.schema), takes_self=True),
+        default=Factory(lambda self: schema_text(self.schema), takes_self=True),
         eq=False, repr=False,
     )
-    _shape: _Shape = field(
+    _shape: ToolShape = field(
         init=False, eq=False, repr=False,
-        default=Factory(lambda self: _Shape.of(json.loads(self.text)), takes_self=True),
+        default=Factory(lambda self: ToolShape.of(json.loads(self.text)), takes_self=True),
     )
 
     @classmethod
@@ -132,82 +118,10 @@ class Tool:
         return json.loads(self.text)  # type: ignore[no-any-return]
 
 
-@frozen
-class _Shape:
-    """What a tool's schema says, computed once per tool: names in order, the activity,
-    and the validators for calls and results (jsonschema's validators are immutable and
-    reusable, so they are built once per tool)."""
-
-    parameters: tuple[str, ...]
-    meta: tuple[str, ...]
-    declared: frozenset[str]  # top-level meta keys a call may carry into validation
-    explicit_activity: str | None
-    output_text: str | None
-    validator: Any  # for calls
-    output_validator: Any  # for results, None without _output
-
-    @classmethod
-    def of(cls, plain: _Plain) -> _Shape:
-        props = plain.get("properties") if isinstance(plain, dict) else None
-        props = props if isinstance(props, dict) else {}
-        required = plain.get("required") if isinstance(plain, dict) else None
-        required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
-        meta = tuple(k for k in props if k.startswith("_"))
-        output = props.get("_output")
-        validator = ReferenceAwareValidator(call_schema(plain), registry=_NO_REMOTE)
-        return cls(
-            parameters=tuple(k for k in props if not k.startswith("_")),
-            meta=meta,
-            declared=frozenset(meta) | frozenset(r for r in required if r.startswith("_")),
-            explicit_activity=_explicit_activity(plain),
-            output_text=None if output is None else _dumps(_as_object_schema(output)),
-            validator=validator,
-            output_validator=output_validator(validator, plain),
-        )
-
-
-def _as_object_schema(schema: _Plain) -> _Plain:
-    """``true`` and ``false`` as object schemas, so that ``output_schema`` is a mapping."""
-    if schema is True:
-        return {}
-    return {"not": {}} if schema is False else schema
-
-
-def _explicit_activity(plain: _Plain) -> str | None:
-    if not isinstance(plain, dict):
-        return None
-    top = plain.get("_activity")
-    if isinstance(top, str) and top:
-        return top
-    const = dig(plain, "properties", "_activity", "const")
-    return const if isinstance(const, str) and const else None
-
-
-def _dumps(value: Any) -> str:
-    """Compact JSON text of a plain or frozen value; frozen maps come out with sorted keys."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                      default=_plain_container)
-
-
-def _plain_container(value: Any) -> Any:
-    # json.dumps calls this for what it cannot encode itself: frozen (or other) containers.
-    if isinstance(value, PMap):
-        return dict(sorted(value.items()))
-    if isinstance(value, Mapping):
-        return dict(value.items())
-    if isinstance(value, (PVector, tuple)):
-        return list(value)
-    raise TypeError(f"a {type(value).__name__} is not JSON")
-
-
 # -- checking definitions ------------------------------------------------------------
 
 _META = Draft202012Validator(
     Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
-
-#: An empty registry: ``$ref`` resolves inside the tool (and to the metaschemas), never
-#: over the network. Passing it also silences jsonschema's remote-retrieval fallback.
-_NO_REMOTE: Registry[Any] = Registry()
 
 #: Extra advice for metaschema errors, by the keyword the error is on.
 _SCHEMA_HINTS = {
@@ -230,7 +144,7 @@ def _check_tool(schema: Any, index: int | None) -> Tool:
     except NotJSONError as exc:
         raise ToolError(f"the tool is not JSON: {exc.reason}", index=index,
                         pointer=exc.pointer) from None
-    outcome = _check_text(_dumps(schema))
+    outcome = _check_text(schema_text(schema))
     if isinstance(outcome, ToolError):
         raise outcome.at(index) from None
     return outcome

@@ -16,23 +16,29 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 # jsonschema ships no type information; its values are typed Any here.
+from attrs import frozen
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 from jsonschema.validators import extend  # type: ignore[import-untyped]
 from pyrsistent import PVector
+from referencing import Registry
 
-from obelisk.compiler.schemas import dig
+from obelisk.compiler.schemas import as_object_schema, dig, schema_text
 from obelisk.core.paths import render_path
 from obelisk.core.values import pointer_of
 
 if TYPE_CHECKING:
     from obelisk.compiler.tools import Tool
 
-__all__ = ["MAX_MESSAGE", "ReferenceAwareValidator", "call_schema", "literal_param_errors",
+__all__ = ["MAX_MESSAGE", "ReferenceAwareValidator", "ToolShape", "call_schema", "literal_param_errors",
            "output_validator", "shorten", "validate_output", "validate_params"]
 
 #: Longest message :func:`literal_param_errors` returns; longer values are elided.
 MAX_MESSAGE = 300
+
+#: An empty registry: ``$ref`` resolves inside the tool (and to the metaschemas), never
+#: over the network. Passing it also silences jsonschema's remote-retrieval fallback.
+_NO_REMOTE: Registry[Any] = Registry()
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
 _Plain: TypeAlias = Any
@@ -279,3 +285,49 @@ def shorten(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# -- the shape of a tool, computed once ----------------------------------------------
+
+
+@frozen
+class ToolShape:
+    """What a tool's schema says, computed once per tool: names in order, the activity,
+    and the validators for calls and results (jsonschema's validators are immutable and
+    reusable, so they are built once per tool)."""
+
+    parameters: tuple[str, ...]
+    meta: tuple[str, ...]
+    declared: frozenset[str]  # top-level meta keys a call may carry into validation
+    explicit_activity: str | None
+    output_text: str | None
+    validator: Any  # for calls
+    output_validator: Any  # for results, None without _output
+
+    @classmethod
+    def of(cls, plain: _Plain) -> ToolShape:
+        """The shape of a tool's schema (plain JSON)."""
+        props = plain.get("properties") if isinstance(plain, dict) else None
+        props = props if isinstance(props, dict) else {}
+        required = plain.get("required") if isinstance(plain, dict) else None
+        required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+        meta = tuple(k for k in props if k.startswith("_"))
+        output = props.get("_output")
+        validator = ReferenceAwareValidator(call_schema(plain), registry=_NO_REMOTE)
+        return cls(
+            parameters=tuple(k for k in props if not k.startswith("_")),
+            meta=meta,
+            declared=frozenset(meta) | frozenset(r for r in required if r.startswith("_")),
+            explicit_activity=_explicit_activity(plain),
+            output_text=None if output is None else schema_text(as_object_schema(output)),
+            validator=validator,
+            output_validator=output_validator(validator, plain),
+        )
+
+
+def _explicit_activity(plain: _Plain) -> str | None:
+    if not isinstance(plain, dict):
+        return None
+    top = plain.get("_activity")
+    if isinstance(top, str) and top:
+        return top
+    const = dig(plain, "properties", "_activity", "const")
+    return const if isinstance(const, str) and const else None
