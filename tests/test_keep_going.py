@@ -98,7 +98,7 @@ def test_invalid_nodes(plan: list[Any], instances: bool, context: list[Any],
                        invalid: set[int]) -> None:
     compiled = compile_plan(plan, tools=TOOLS, context=context, instances=instances)
     assert set(compiled.invalid) == invalid
-    for node_id, diagnostics in compiled.invalid.items():
+    for diagnostics in compiled.invalid.values():
         assert diagnostics and all(d.is_error for d in diagnostics)
         assert all(d in compiled.diagnostics for d in diagnostics)
 
