@@ -259,6 +259,7 @@ def _resolves(resolver: Any, ref: str) -> bool:
 
 
 def _kind_of(value: object) -> str:
+    # TODO(arch): core.text (article)
     if isinstance(value, (list, tuple, PVector)):
         return "an array"
     if isinstance(value, str):

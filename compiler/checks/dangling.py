@@ -7,6 +7,7 @@ declares the path. An ``||`` with a literal or a satisfied operand does not dang
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Mapping
 
 from obelisk.compiler.checks.hints import Hints
@@ -14,6 +15,14 @@ from obelisk.compiler.diagnostics import Diagnostic, ReferenceDetails
 from obelisk.compiler.nodes import Param, Read
 from obelisk.compiler.plangraph import Inputs, PlanGraph
 from obelisk.core.ast import And, Expr, Literal, Or, Reference
+
+
+class Verdict(enum.Enum):
+    """What a compile can say about one read."""
+
+    OK = "ok"  # a call writes it, or the context provides it
+    EXTERNAL = "external"  # an input to be supplied at run time
+    DANGLING = "dangling"  # nothing will ever provide it
 
 
 def check_dangling(graph: PlanGraph) -> Iterator[Diagnostic]:
@@ -31,7 +40,7 @@ def check_dangling(graph: PlanGraph) -> Iterator[Diagnostic]:
                     details=ReferenceDetails(node.id, str(ref)),
                 )
             for read in param.reads:
-                if verdict[read.reference] == "external":
+                if verdict[read.reference] is Verdict.EXTERNAL:
                     yield node.diagnostic(
                         "external-reference",
                         f"{read.reference} is an input to be supplied at run time",
@@ -44,18 +53,17 @@ def _where(param: Param, ref: Reference) -> dict[str, object]:
     return {"pointer": param.pointer, "expression": param.text, "span": ref.span}
 
 
-def _verdict(read: Read, inputs: Inputs) -> str:
-    """``ok`` (written or provided), ``external`` (an input for run time) or ``dangling``."""
+def _verdict(read: Read, inputs: Inputs) -> Verdict:
     ref = read.reference
     if read.writers or read.provided:
-        return "ok"
+        return Verdict.OK
     if ref.kind == "input":
         declared = inputs.declaring(ref.path) is not None
-        return "external" if (not inputs.present or declared) else "dangling"
-    return "dangling"
+        return Verdict.EXTERNAL if (not inputs.present or declared) else Verdict.DANGLING
+    return Verdict.DANGLING
 
 
-def _culprits(expr: Expr, verdict: Mapping[Reference, str]) -> list[Reference]:
+def _culprits(expr: Expr, verdict: Mapping[Reference, Verdict]) -> list[Reference]:
     """The dangling references that make ``expr`` dangle, left to right: none when it is
     satisfied, and none inside a satisfied operand (``†a`` in ``(†a || 'x') && †b``)."""
     if _satisfied(expr, verdict):
@@ -68,12 +76,12 @@ def _culprits(expr: Expr, verdict: Mapping[Reference, str]) -> list[Reference]:
     return []  # pragma: no cover - a literal is always satisfied
 
 
-def _satisfied(expr: Expr, verdict: Mapping[Reference, str]) -> bool:
+def _satisfied(expr: Expr, verdict: Mapping[Reference, Verdict]) -> bool:
     # An || with a literal or one provided alternative does not dangle; an && dangles when
     # any operand does.
     match expr:
         case Reference():
-            return verdict[expr] != "dangling"
+            return verdict[expr] is not Verdict.DANGLING
         case Literal():
             return True
         case Or(operands=ops):
