@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from obelisk.compiler import compile_plan
 from obelisk.compiler.diagnostics import CycleDetails
@@ -115,3 +117,34 @@ def test_the_cycle_diagnostic_carries_its_edges() -> None:
 
 def test_a_good_plan_has_no_invalid_node() -> None:
     assert not compile_plan(GOOD, tools=TOOLS).invalid
+
+
+@st.composite
+def mixed_plans(draw: st.DrawFn) -> list[Any]:
+    """Good calls in a chain (each may read an earlier one's path), bad calls from
+    :data:`BAD` and calls that are not objects, in any order."""
+    plan: list[Any] = []
+    for i in range(draw(st.integers(0, 8))):
+        match draw(st.sampled_from(("good", "good", "bad", "not-an-object"))):
+            case "good":
+                call: dict[str, Any] = {"_tool": "step", "_outputPath": f"†state.g{i}"}
+                if i and draw(st.booleans()):
+                    call["x"] = f"†state.g{draw(st.integers(0, i - 1))}"
+                plan.append(call)
+            case "bad":
+                plan.append(draw(st.sampled_from([bad for bad, _ in BAD])))
+            case _:
+                plan.append(draw(st.sampled_from((3, "call", None, []))))
+    return plan
+
+
+@settings(max_examples=150, deadline=None)
+@given(mixed_plans())
+def test_every_object_call_has_a_node_and_invalid_matches_the_errors(plan: list[Any]) -> None:
+    compiled = compile_plan(plan, tools=TOOLS)
+    objects = [i for i, call in enumerate(plan) if isinstance(call, dict)]
+    assert [n.index for n in compiled.nodes] == objects
+    erroneous = {d.call for d in compiled.diagnostics if d.is_error}
+    assert set(compiled.invalid) == {n.id for n in compiled.nodes if n.index in erroneous}
+    for node_id, diagnostics in compiled.invalid.items():
+        assert {d.call for d in diagnostics} == {compiled.nodes[node_id].index}
