@@ -114,7 +114,11 @@ def call_label(index: int, tool: str | None, instance: str | None,
 
 @frozen
 class Diagnostic:
-    """One problem found in a plan. ``call`` is None for plan-wide diagnostics."""
+    """One problem found in a plan. ``call`` is None for plan-wide diagnostics.
+
+    ``code`` may be given by name (``"cycle"``); a name not in the codes table raises
+    KeyError. ``severity`` defaults to the code's.
+    """
 
     code: DiagnosticCode = field(converter=code_of)
     message: str
