@@ -6,7 +6,7 @@ if __name__ != "obelisk.compiler":
     raise ImportError(f"import obelisk.compiler, not {__name__}: the compiler/ folder is the "
                       f"package obelisk.compiler, and a second copy would not share its values")
 
-from obelisk.compiler.diagnostics import CODES, Diagnostic, Severity, render_text
+from obelisk.compiler.diagnostics import CODES, Diagnostic, DiagnosticCode, Severity, render_text
 from obelisk.compiler.parse import (
     MAX_DEPTH,
     MAX_LENGTH,
@@ -20,8 +20,8 @@ from obelisk.compiler.plan import CompiledPlan, Edge, Node, PlanError, compile_p
 from obelisk.compiler.tools import Tool, ToolError, ToolRegistry, compose_calls_schema
 
 __all__ = [
-    "CODES", "MAX_DEPTH", "MAX_LENGTH", "CompiledPlan", "Diagnostic", "Edge", "Node",
-    "PlanError", "Severity", "Tool", "ToolError", "ToolRegistry", "compile_plan",
+    "CODES", "MAX_DEPTH", "MAX_LENGTH", "CompiledPlan", "Diagnostic", "DiagnosticCode", "Edge",
+    "Node", "PlanError", "Severity", "Tool", "ToolError", "ToolRegistry", "compile_plan",
     "compose_calls_schema", "is_expression", "parse_input", "parse_output",
     "parse_reference", "render_text", "unescape_literal",
 ]

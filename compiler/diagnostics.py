@@ -1,57 +1,126 @@
 """Diagnostics: what the compiler reports, and how it is rendered for people and machines.
 
-A :class:`Diagnostic` names a code (CONFORMANCE.md's table, plus a few of obelisk's own),
+A :class:`Diagnostic` names a code (:class:`~obelisk.compiler.codes.DiagnosticCode`: the
+protocol's table, plus a few of obelisk's own),
 a severity, the call index, a JSON Pointer into the call, the span inside the expression,
-related calls and a hint. Diagnostics are values; the renderers are pure functions.
+related calls, a hint and, for the checks over the graph, structured details (the cycle's
+edges, the race's paths). Diagnostics are values; the renderers are pure functions.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attrs import field, frozen
 
+from obelisk.compiler.codes import CODES, DiagnosticCode, Severity, code_of
 from obelisk.core.ast import Span
-from obelisk.core.errors import _excerpt
+from obelisk.core.errors import _excerpt  # TODO(arch): core.text (caret_line)
+
+__all__ = [
+    "CODES", "CycleDetails", "CycleStep", "Details", "Diagnostic", "DiagnosticCode",
+    "ReferenceDetails", "ScopeRaceDetails", "Severity", "TypeMismatchDetails",
+    "UnreachableDetails", "WriteRaceDetails", "call_label", "code_of", "render_text",
+    "sort_diagnostics", "summary",
+]
+
+# -- structured details: what a diagnostic is about, as data ----------------------------
 
 
-class Severity(str, enum.Enum):
-    """How bad a diagnostic is. Only errors stop a plan from running."""
+@frozen
+class CycleStep:
+    """One edge of a cycle: node ``reader`` reads ``read``, which node ``writer`` writes
+    (as ``written``)."""
 
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
+    writer: int
+    reader: int
+    written: str
+    read: str
 
 
-#: Every code obelisk reports, with its severity. The first twelve are CONFORMANCE.md's.
-CODES: dict[str, Severity] = {
-    "syntax": Severity.ERROR,
-    "unknown-tool": Severity.ERROR,
-    "param-schema": Severity.ERROR,
-    "invalid-output-method": Severity.ERROR,
-    "invalid-output-target": Severity.ERROR,
-    "dangling-reference": Severity.ERROR,
-    "cycle": Severity.ERROR,
-    "type-mismatch": Severity.ERROR,
-    "write-race": Severity.WARNING,
-    "unreachable": Severity.WARNING,
-    "scope-race": Severity.WARNING,
-    "external-reference": Severity.INFO,
-    # obelisk's own:
-    "invalid-call": Severity.ERROR,      # a call that is not a JSON object
-    "invalid-meta": Severity.ERROR,      # _instance or _scopes of the wrong shape
-    "no-instances": Severity.INFO,       # instances=True but the context names none
-    "too-many": Severity.INFO,           # a capped kind of diagnostic was cut short
-}
+@frozen
+class CycleDetails:
+    """The nodes of a cycle (sorted) and its edges, in the order the message lists them."""
+
+    nodes: tuple[int, ...]
+    steps: tuple[CycleStep, ...]
+
+
+@frozen
+class WriteRaceDetails:
+    """Two nodes that write overlapping paths (``first_path``, ``second_path``) unordered."""
+
+    first: int
+    second: int
+    first_path: str
+    second_path: str
+
+
+@frozen
+class ScopeRaceDetails:
+    """A node whose ``_scopes`` snapshot of ``kinds`` may see the writes of ``writers``
+    (node id, path written), which it does not wait for."""
+
+    node: int
+    kinds: tuple[str, ...]
+    writers: tuple[tuple[int, str], ...]
+
+
+@frozen
+class UnreachableDetails:
+    """A node that needs two or more ``alternatives`` of node ``writer``'s output."""
+
+    node: int
+    writer: int
+    alternatives: tuple[int, ...]
+
+
+@frozen
+class ReferenceDetails:
+    """A node's read of ``reference`` (dangling, or an input to be supplied)."""
+
+    node: int
+    reference: str
+
+
+@frozen
+class TypeMismatchDetails:
+    """The JSON types a parameter may receive (``produced``, from ``source``) and the types
+    it accepts."""
+
+    node: int
+    produced: tuple[str, ...]
+    accepted: tuple[str, ...]
+    source: str
+
+
+#: The structured details a diagnostic may carry (None for the ones told by text alone).
+Details = (CycleDetails | WriteRaceDetails | ScopeRaceDetails | UnreachableDetails
+           | ReferenceDetails | TypeMismatchDetails)
+
+
+def call_label(index: int, tool: str | None, instance: str | None,
+               instance_word: str = "") -> str:
+    """How every message names a call: ``call 3 (tool) [①]`` (tool and instance when
+    known); ``instance_word`` goes before the instance id (``[instance ①]``)."""
+    name = f"call {index}"
+    if tool:
+        name += f" ({tool})"
+    if instance is not None:
+        name += f" [{instance_word}{instance}]"
+    return name
 
 
 @frozen
 class Diagnostic:
-    """One problem found in a plan. ``call`` is None for plan-wide diagnostics."""
+    """One problem found in a plan. ``call`` is None for plan-wide diagnostics.
 
-    code: str
+    ``code`` may be given by name (``"cycle"``); a name not in the codes table raises
+    KeyError. ``severity`` defaults to the code's.
+    """
+
+    code: DiagnosticCode = field(converter=code_of)
     message: str
     call: int | None = None
     pointer: str = ""
@@ -62,10 +131,13 @@ class Diagnostic:
     instance: str | None = None
     tool: str | None = None
     severity: Severity = field()
+    #: What the diagnostic is about, as data (not compared: two diagnostics that say the
+    #: same thing at the same place are one, whatever their details).
+    details: Details | None = field(default=None, eq=False, kw_only=True)
 
     @severity.default
     def _default_severity(self) -> Severity:
-        return CODES[self.code]
+        return self.code.severity
 
     @property
     def is_error(self) -> bool:
@@ -85,9 +157,11 @@ class Diagnostic:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The diagnostic as a JSON object (CONFORMANCE.md's fields, plus obelisk's)."""
+        """The diagnostic as a JSON object (the protocol's fields, plus obelisk's).
+
+        ``details`` stay out of it: the JSON form is pinned; read them as attributes."""
         out: dict[str, Any] = {
-            "code": self.code,
+            "code": self.code.value,
             "severity": self.severity.value,
             "message": self.message,
             "call": self.call,
@@ -130,12 +204,8 @@ def render_text(diagnostic: Diagnostic, source: str = "plan") -> str:
     """
     where = [f"{source}:"]
     if diagnostic.call is not None:
-        label = f"call {diagnostic.call}"
-        if diagnostic.tool:
-            label += f" ({diagnostic.tool})"
-        if diagnostic.instance is not None:
-            label += f" [instance {diagnostic.instance}]"
-        where.append(label)
+        where.append(call_label(diagnostic.call, diagnostic.tool, diagnostic.instance,
+                                "instance "))
     if diagnostic.pointer:
         where.append(diagnostic.pointer + ":")
     elif diagnostic.call is not None:

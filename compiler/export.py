@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from obelisk.core.values import thaw
 
 if TYPE_CHECKING:
-    from obelisk.compiler.plan import CompiledPlan
+    from obelisk.compiler.nodes import CompiledPlan, Edge
 
 
 def _sources(plan: CompiledPlan) -> list[tuple[str, list[int]]]:
@@ -60,6 +60,7 @@ def to_json(plan: CompiledPlan) -> dict[str, Any]:
 
 
 def _node_text(plan: CompiledPlan, node_id: int) -> str:
+    # A box in a drawing, not a message: shorter than Node.label ("0: tool", no "call").
     node = plan.nodes[node_id]
     text = f"{node.index}: {node.tool or '?'}"
     if node.instance is not None:
@@ -67,7 +68,7 @@ def _node_text(plan: CompiledPlan, node_id: int) -> str:
     return text
 
 
-def _edge_label(plan: CompiledPlan, edge: Any) -> tuple[str, bool]:
+def _edge_label(plan: CompiledPlan, edge: Edge) -> tuple[str, bool]:
     reads = sorted({r for _, r in edge.paths})
     label = ", ".join(reads[:3]) + (" …" if len(reads) > 3 else "")
     writer = plan.nodes[edge.writer]

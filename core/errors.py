@@ -149,3 +149,35 @@ def _excerpt(text: str, offset: int, width: int = 100) -> tuple[str, int]:
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + width < len(text) else ""
     return prefix + shown + suffix, offset - start + len(prefix)
+
+
+class PlanError(ObeliskError, ValueError):
+    """The plan as a whole is unusable (not a list of calls, tools that are invalid)."""
+
+
+class ToolError(ObeliskError, ValueError):
+    """A tool definition is invalid.
+
+    ``index`` is the tool's position in the list given (None for a single tool),
+    ``pointer`` a JSON Pointer into the tool's schema, ``reason`` says what is wrong and
+    how to fix it, ``name`` is the tool's name when it could be read.
+    """
+
+    def __init__(
+        self, reason: str, *, index: int | None = None, pointer: str = "",
+        name: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.index = index
+        self.pointer = pointer
+        self.name = name
+        where = "tool" if index is None else f"tool {index}"
+        if name is not None:
+            where += f" ({name})"
+        if pointer:
+            where += f" at {pointer}"
+        super().__init__(f"{where}: {reason}")
+
+    def at(self, index: int | None) -> ToolError:
+        """The same error, located at position ``index`` of a list of tools."""
+        return ToolError(self.reason, index=index, pointer=self.pointer, name=self.name)

@@ -17,6 +17,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.schemas import example_of  # re-exported: its home was here
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError, WriteError
@@ -182,139 +183,6 @@ def _scopes_view(context: Context, instance: str | None) -> dict[str, Any]:
 
 #: Example strings for common ``format`` values (formats are not validated by default,
 #: but a readable example is worth having).
-_FORMATS = {"date-time": "1970-01-01T00:00:00Z", "date": "1970-01-01", "time": "00:00:00Z",
-            "email": "user@example.com", "uri": "https://example.com/", "uuid":
-            "00000000-0000-0000-0000-000000000000", "hostname": "example.com"}
-_ANYTHING = object()
-
-
-def example_of(schema: Any, depth: int = 0, root: Any = None) -> Any:
-    """A deterministic example value for a JSON Schema, or MISSING when none can be made.
-
-    ``const``, then the first of ``enum`` / ``examples``, then ``default``; a local
-    ``$ref`` (``#/...``) is followed; ``anyOf``/``oneOf``/``allOf`` take their first
-    branch. Otherwise by ``type`` (the first listed that is not null): an object with
-    every property that can be made (a required one that cannot makes the object
-    MISSING; one whose schema allows anything is null), an array of ``minItems``
-    examples, a string within ``minLength``/``maxLength`` (or an example of its
-    ``format``), a number within the bounds and ``multipleOf``, ``false``, ``null``. A
-    schema that says nothing (``{}``) has no example. ``pattern`` is not followed, so
-    the dry run still checks the example against the schema when it is written.
-    """
-    value = _example(schema, depth, schema if root is None else root)
-    return MISSING if value is _ANYTHING else value
-
-
-def _example(schema: Any, depth: int, root: Any) -> Any:
-    if depth > 32 or not isinstance(schema, Mapping):
-        return _ANYTHING if schema is True else MISSING
-    if "const" in schema:
-        return schema["const"]
-    for key in ("enum", "examples"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return schema[key][0]
-    if "default" in schema:
-        return schema["default"]
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        return _example(_local_ref(root, ref), depth + 1, root)
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return _example(schema[key][0], depth + 1, root)
-    types = schema.get("type")
-    if isinstance(types, list):
-        types = next((t for t in types if t != "null"), types[0] if types else None)
-    if types is None and ("properties" in schema or "required" in schema):
-        types = "object"
-    match types:
-        case "object":
-            return _object_example(schema, depth, root)
-        case "array":
-            count = schema.get("minItems", 0)
-            count = count if isinstance(count, int) else 0
-            if not count:
-                return []
-            item = _example(schema.get("items", {}), depth + 1, root)
-            if item is MISSING:
-                return MISSING
-            return [None if item is _ANYTHING else item] * count
-        case "string":
-            return _string_example(schema)
-        case "integer" | "number":
-            return _number_example(schema, types == "integer")
-        case "boolean":
-            return False
-        case "null":
-            return None
-    return _ANYTHING if not (set(schema) - {"description", "title", "$comment"}) else MISSING
-
-
-def _local_ref(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node
-
-
-def _object_example(schema: Mapping[str, Any], depth: int, root: Any) -> Any:
-    props = schema.get("properties", {})
-    props = props if isinstance(props, Mapping) else {}
-    required = schema.get("required", [])
-    required = required if isinstance(required, list) else []
-    out: dict[str, Any] = {}
-    for name, sub in props.items():
-        value = _example(sub, depth + 1, root)
-        if value is MISSING:
-            if name in required:
-                return MISSING
-            continue
-        out[name] = None if value is _ANYTHING else value
-    for name in required:
-        if isinstance(name, str) and name not in out:
-            out[name] = None  # required, but the schema says nothing about it
-    return out
-
-
-def _string_example(schema: Mapping[str, Any]) -> str:
-    fmt = schema.get("format")
-    text = _FORMATS.get(fmt, "string") if isinstance(fmt, str) else "string"
-    low = schema.get("minLength", 0)
-    high = schema.get("maxLength")
-    if isinstance(low, int) and len(text) < low:
-        text += "x" * (low - len(text))
-    if isinstance(high, int) and len(text) > high:
-        text = text[:max(high, low if isinstance(low, int) else 0)]
-    return text
-
-
-def _number_example(schema: Mapping[str, Any], integer: bool) -> Any:
-    import math
-
-    def num(key: str) -> float | None:
-        value = schema.get(key)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    step = 1.0 if integer else 0.5
-    low, high = num("minimum"), num("maximum")
-    xlow, xhigh = num("exclusiveMinimum"), num("exclusiveMaximum")
-    if xlow is not None:
-        low = max(low if low is not None else -math.inf, math.floor(xlow + 1) if integer else xlow + step)
-    if xhigh is not None:
-        high = min(high if high is not None else math.inf, math.ceil(xhigh - 1) if integer else xhigh - step)
-    value = 0.0
-    if low is not None and value < low:
-        value = math.ceil(low) if integer else low
-    elif high is not None and value > high:
-        value = math.floor(high) if integer else high
-    multiple = num("multipleOf")
-    if multiple and multiple > 0 and value % multiple:
-        value = math.ceil(value / multiple) * multiple
-    return int(value) if integer or value == int(value) else value
-
-
 def _mocked(plan: CompiledPlan, mocks: Mapping[str, Any], counts: _Invocations,
             invocation: Invocation) -> _Mocked:
     node = plan.nodes[invocation.node]

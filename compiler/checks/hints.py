@@ -1,0 +1,109 @@
+"""Did-you-mean hints for dangling references.
+
+The candidate paths (written by a visible call, or present in the context) are gathered
+once per instance, and every search of one check shares the graph's ``hint_budget``: each
+search compares the reference with every candidate, so a plan with thousands of dangling
+references against thousands of written paths would otherwise take minutes; past the
+budget a generic hint is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pyrsistent import PMap
+
+from obelisk.compiler.plangraph import PlanGraph, visible
+from obelisk.core.ast import Reference
+from obelisk.core.context import Context
+from obelisk.core.errors import WriteError
+from obelisk.core.paths import Path, render_reference
+
+#: Rendered reference -> (kind, path, where it comes from), in a stable order.
+Candidates = dict[str, tuple[str, Path, str]]
+
+
+class Hints:
+    """The hint searches of one dangling-reference pass, in its deterministic order.
+
+    It keeps the candidates it has gathered and what is left of the budget: state local to
+    one pass of one check, never shared beyond it.
+    """
+
+    def __init__(self, graph: PlanGraph) -> None:
+        self.graph = graph
+        self.budget = graph.limits.hint_budget
+        self.candidates: dict[str | None, Candidates] = {}
+
+    def near_miss(self, ref: Reference, instance: str | None) -> str:
+        """A hint for a reference nothing provides: a close candidate, nearby paths, or
+        how to provide it."""
+        generic = (f"write it with an earlier call's _outputPath, or add a {ref.kind} "
+                   "message to the context")
+        candidates = self._candidates(instance)
+        if len(candidates) > self.budget:
+            return generic
+        self.budget -= len(candidates)
+        near = difflib.get_close_matches(str(ref), list(candidates), n=1, cutoff=0.75)
+        if near:
+            return f"did you mean {near[0]} ({candidates[near[0]][2]})?"
+        return _nearby(ref, candidates) or generic
+
+    def _candidates(self, instance: str | None) -> Candidates:
+        found = self.candidates.get(instance)
+        if found is None:
+            found = self.candidates[instance] = _gather(self.graph, instance)
+        return found
+
+
+def _gather(graph: PlanGraph, instance: str | None) -> Candidates:
+    found: Candidates = {}
+    index = graph.index
+    writes = [(writer, str(target), target.kind, target.path)
+              for kind in list(index.kinds())
+              for writer, _, target in index.under_kind(kind)
+              if visible(graph.nodes[writer].instance, instance)]
+    writes.sort(key=lambda w: (w[0], w[1]))  # by writer, then text: never by path
+    for writer, text, kind, path in writes:
+        found.setdefault(text, (kind, path, f"written by {graph.nodes[writer].label}"))
+    for kind in graph.context.kinds:
+        for path in _leaf_paths(graph.context, kind, instance):
+            found.setdefault(render_reference(kind, path), (kind, path, "present in the context"))
+    return found
+
+
+def _nearby(ref: Reference, candidates: Candidates) -> str | None:
+    """The paths below the deepest path above the reference that has any (None if none)."""
+    best = -1
+    for kind, path, _ in candidates.values():
+        if kind != ref.kind or not path:
+            continue
+        common = 0
+        for a, b in zip(path, ref.path, strict=False):
+            if a != b:
+                break
+            common += 1
+        best = max(best, min(common, len(path) - 1, len(ref.path) - 1))
+    if best < 0:
+        return None
+    below = sorted(c for c, (kind, path, _) in candidates.items()
+                   if kind == ref.kind and len(path) > best and path[:best] == ref.path[:best])
+    shown = ", ".join(f"{c} ({candidates[c][2]})" for c in below[:3])
+    return f"nearby: {shown}"
+
+
+def _leaf_paths(ctx: Context, kind: str, instance: str | None, limit: int = 2000) -> list[Path]:
+    try:
+        root = ctx.value(kind, (), instance)
+    except WriteError:
+        return []
+    out: list[Path] = []
+    stack: list[tuple[Path, Any]] = [((), root)]
+    while stack and len(out) < limit:
+        path, value = stack.pop()
+        if path:
+            out.append(path)
+        if isinstance(value, PMap) and len(path) < 8:
+            stack.extend(((*path, k), v) for k, v in value.items())
+    return out

@@ -1,0 +1,236 @@
+"""The plan graph: the one frozen value every check takes.
+
+:func:`build_graph` turns the calls read by :mod:`obelisk.compiler.reading`, expanded into
+nodes (one per call, or per call and instance), into a :class:`PlanGraph`: it files every
+output target in a path index, links each read to the writers it overlaps (the edges),
+orders the nodes, finds the loops, and works out each node's branch guards. The checks in
+:mod:`obelisk.compiler.checks` are functions of this value alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from attrs import frozen
+from pyrsistent import PMap
+
+from obelisk.compiler.graph import strongly_connected, topological_order
+from obelisk.compiler.index import PathIndex
+from obelisk.compiler.nodes import Edge, Node, Param, Read
+from obelisk.compiler.reading import CallInfo
+from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.ast import And, Expr, Reference, references
+from obelisk.core.context import Context
+from obelisk.core.errors import WriteError
+from obelisk.core.paths import Path, overlaps
+from obelisk.core.values import MISSING
+
+#: An entry of the path index: (writer node id, output alternative, target written).
+Target = tuple[int, int, Reference]
+
+
+@frozen
+class Limits:
+    """Bounds on the checks' work, so a huge plan cannot make them run for minutes."""
+
+    max_races: int  # write races reported at most (then one ``too-many`` info)
+    max_related: int  # related calls listed in one scope-race diagnostic at most
+    max_race_pairs: int  # pairs of overlapping writers examined for write races at most
+    hint_budget: int  # candidate paths the did-you-mean searches compare, all together
+
+
+@frozen
+class Inputs:
+    """What the context says about ``input``: whether it has input messages, and the
+    schemas they declare (in context order)."""
+
+    present: bool
+    schemas: tuple[PMap[str, Any], ...]
+
+    @classmethod
+    def of(cls, ctx: Context) -> Inputs:
+        """Read the context's input messages once."""
+        present = False
+        schemas = []
+        for message in ctx.messages:
+            if message.get("type") not in ("input", "data"):
+                continue
+            if message.get("kind", message.get("type")) != "input":
+                continue
+            present = True
+            if isinstance(message.get("schema"), PMap):
+                schemas.append(message["schema"])
+        return cls(present, tuple(schemas))
+
+    def declaring(self, path: Path) -> PMap[str, Any] | None:
+        """The first schema that declares ``path``, or None."""
+        return next((s for s in self.schemas if _schema_declares(s, path)), None)
+
+
+@frozen
+class PlanGraph:
+    """The nodes of a plan and everything the checks need to know about them.
+
+    ``index`` files every output target under (kind, path) as a :data:`Target` (built once,
+    then only read). ``successors``/``predecessors`` are adjacency tuples by node id,
+    ``order`` a topological order (each loop kept together), ``positions`` each node's
+    place in it. ``loops`` are the strongly connected components of two nodes or more,
+    ``loop_of`` maps each of their nodes to its loop's number. ``guards`` are the nodes'
+    branch guards (as on the nodes). ``tools`` is None when no registry was given.
+    """
+
+    nodes: tuple[Node, ...]
+    index: PathIndex[Target]
+    edges: tuple[Edge, ...]
+    edge_at: Mapping[tuple[int, int], Edge]
+    successors: tuple[tuple[int, ...], ...]
+    predecessors: tuple[tuple[int, ...], ...]
+    order: tuple[int, ...]
+    positions: tuple[int, ...]
+    loops: tuple[tuple[int, ...], ...]
+    loop_of: Mapping[int, int]
+    guards: tuple[frozenset[tuple[int, int]], ...]
+    context: Context
+    inputs: Inputs
+    tools: ToolRegistry | None
+    limits: Limits
+
+
+def visible(writer_instance: str | None, reader_instance: str | None) -> bool:
+    """Whether a write is seen by a reader: a global write by every instance, an instance
+    write only by that instance."""
+    return writer_instance is None or writer_instance == reader_instance
+
+
+def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
+                tools: ToolRegistry | None, limits: Limits) -> PlanGraph:
+    """The graph of the nodes ``expanded`` (node id -> its call and instance)."""
+    index: PathIndex[Target] = PathIndex()
+    for node_id, (info, _) in enumerate(expanded):
+        if info.output is not None:
+            for alt, group in enumerate(info.output.alternatives):
+                for target in group.targets:
+                    index.add(target.kind, target.path, (node_id, alt, target))
+    params, edges = _link(expanded, index, ctx)
+    n = len(expanded)
+    succ_sets: list[set[int]] = [set() for _ in range(n)]
+    pred_sets: list[set[int]] = [set() for _ in range(n)]
+    for edge in edges:
+        succ_sets[edge.writer].add(edge.reader)
+        pred_sets[edge.reader].add(edge.writer)
+    successors = tuple(tuple(sorted(s)) for s in succ_sets)
+    order = tuple(topological_order(successors))
+    positions = [0] * n
+    for place, node_id in enumerate(order):
+        positions[node_id] = place
+    loops = tuple(tuple(c) for c in strongly_connected(successors) if len(c) > 1)
+    loop_of = {v: number for number, members in enumerate(loops) for v in members}
+    guards = _guards(expanded, params, order, loop_of)
+    nodes = tuple(
+        Node(id=node_id, index=info.index, instance=instance, call=info.call, tool=info.tool,
+             params=params[node_id], output=info.output, output_text=info.output_text,
+             method=info.method, scopes=info.scopes, guards=guards[node_id])
+        for node_id, (info, instance) in enumerate(expanded)
+    )
+    return PlanGraph(
+        nodes=nodes, index=index, edges=edges,
+        edge_at=MappingProxyType({(e.writer, e.reader): e for e in edges}),
+        successors=successors, predecessors=tuple(tuple(sorted(s)) for s in pred_sets),
+        order=order, positions=tuple(positions), loops=loops,
+        loop_of=MappingProxyType(loop_of), guards=guards, context=ctx,
+        inputs=Inputs.of(ctx), tools=tools, limits=limits,
+    )
+
+
+def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: PathIndex[Target],
+          ctx: Context) -> tuple[list[tuple[Param, ...]], tuple[Edge, ...]]:
+    """Each node's parameters with their reads linked to the writers they overlap, and
+    the edges those links make (sorted)."""
+    edge_alts: dict[tuple[int, int], set[int]] = {}
+    edge_paths: dict[tuple[int, int], set[tuple[str, str]]] = {}
+    node_params: list[tuple[Param, ...]] = []
+    for node_id, (info, instance) in enumerate(expanded):
+        params = []
+        for pointer, path, text, expr in info.params:
+            reads = []
+            for ref in references(expr):
+                writers = set()
+                for writer, alt, target in index.overlapping(ref.kind, ref.path):
+                    if writer == node_id or not visible(expanded[writer][1], instance):
+                        continue
+                    writers.add(writer)
+                    edge_alts.setdefault((writer, node_id), set()).add(alt)
+                    edge_paths.setdefault((writer, node_id), set()).add((str(target), str(ref)))
+                reads.append(Read(ref, tuple(sorted(writers)), _provided(ctx, ref, instance)))
+            params.append(Param(pointer, path, text, expr, tuple(reads)))
+        node_params.append(tuple(params))
+    edges = tuple(
+        Edge(w, r, tuple(sorted(edge_alts[(w, r)])), tuple(sorted(edge_paths[(w, r)])))
+        for w, r in sorted(edge_alts)
+    )
+    return node_params, edges
+
+
+def _provided(ctx: Context, ref: Reference, instance: str | None) -> bool:
+    try:
+        return ctx.value(ref.kind, ref.path, instance) is not MISSING
+    except WriteError:
+        return True  # the read will fail at run time with the write's own error
+
+
+def _required(expr: Expr) -> list[Reference]:
+    """The references an expression cannot do without (every operand of &&, a bare ref)."""
+    match expr:
+        case Reference():
+            return [expr]
+        case And(operands=ops):
+            return [r for op in ops for r in _required(op)]
+    return []  # a literal needs nothing; an || needs no operand in particular
+
+
+def _guards(expanded: Sequence[tuple[CallInfo, str | None]],
+            node_params: Sequence[tuple[Param, ...]], order: Sequence[int],
+            cyclic: Mapping[int, int]) -> tuple[frozenset[tuple[int, int]], ...]:
+    """For each node, the branch choices it needs: (writer node, alternative) pairs.
+
+    A node needs a writer when that writer is the only source of a value it requires (not
+    provided by the context). It then needs what the writer needs, and, when the writer
+    writes the value in only one of two or more alternatives, that alternative.
+    """
+    guards: list[set[tuple[int, int]]] = [set() for _ in expanded]
+    for node_id in order:
+        if node_id in cyclic:
+            continue
+        for param in node_params[node_id]:
+            required = set(_required(param.expr))
+            for read in param.reads:
+                if read.reference not in required or read.provided or len(read.writers) != 1:
+                    continue
+                writer = read.writers[0]
+                guards[node_id] |= guards[writer]
+                output = expanded[writer][0].output
+                if output is None or len(output.alternatives) < 2:
+                    continue
+                alts = {alt for alt, group in enumerate(output.alternatives)
+                        if any(t.kind == read.reference.kind
+                               and overlaps(t.path, read.reference.path) for t in group.targets)}
+                if len(alts) == 1:
+                    guards[node_id].add((writer, alts.pop()))
+    return tuple(frozenset(g) for g in guards)
+
+
+def _schema_declares(schema: PMap[str, Any], path: Path) -> bool:
+    node: Any = schema
+    for segment in path:
+        if not isinstance(node, PMap):
+            return False
+        if isinstance(segment, int):
+            node = node.get("items")
+        else:
+            props = node.get("properties")
+            if not isinstance(props, PMap) or segment not in props:
+                return False
+            node = props[segment]
+    return True

@@ -1,0 +1,217 @@
+"""Reading one call: its tool, parameter expressions and meta-properties, checked alone.
+
+:func:`read_call` is the compiler's first pass over each call. It returns a frozen
+:class:`CallReading`: what the call says (:class:`CallInfo`, None when the call is not a
+JSON object at all) and the diagnostics found in it. A call with errors still yields its
+:class:`CallInfo` (keep going): a parameter that does not parse is left out of
+``params`` (it reads nothing), an output that does not parse leaves ``output`` None (it
+writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` as none.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from attrs import frozen
+from pyrsistent import PMap, PVector
+
+from obelisk.compiler.diagnostics import Diagnostic
+from obelisk.compiler.parse import parse_input, parse_output
+from obelisk.compiler.tools import ToolRegistry, literal_param_errors
+from obelisk.core.ast import Expr, OutputExpr, Span
+from obelisk.core.errors import ExpressionSyntaxError
+from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
+from obelisk.core.methods import Method
+from obelisk.core.paths import Path
+from obelisk.core.values import Frozen, freeze, json_type, pointer_of, thaw
+
+#: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
+_Report = Callable[..., Diagnostic]
+
+
+@frozen
+class CallInfo:
+    """What one call says, as the compiler reads it (before it becomes nodes)."""
+
+    index: int
+    call: Frozen
+    tool: str | None
+    instance: str | None
+    params: tuple[tuple[str, Path, str, Expr], ...]  # (pointer, path, text, AST)
+    output: OutputExpr | None
+    output_text: str | None
+    method: Method
+    scopes: tuple[str, ...]
+
+
+@frozen
+class CallReading:
+    """The result of reading one call: what it says (None when it is not a JSON object)
+    and the diagnostics found in it alone."""
+
+    info: CallInfo | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReading:
+    """Read call number ``index`` of a plan: parse its expressions, check its
+    meta-properties, and (when a registry is given) its tool and literal parameters."""
+    if not isinstance(raw, (Mapping, PMap)):
+        return CallReading(None, (Diagnostic(
+            "invalid-call", f"a call must be a JSON object, got {json_type(raw)}", call=index,
+            hint='write it as {"_tool": "name", "param": value, ...}'),))
+    try:
+        call = freeze(raw)
+    except ValueError as exc:
+        return CallReading(None, (
+            Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index),))
+    tool = call.get("_tool")
+    tool_name = tool if isinstance(tool, str) and tool else None
+    report: _Report = partial(Diagnostic, call=index, tool=tool_name)
+    params, param_diags = _read_params(call, report)
+    output, output_diags = _read_output(call.get("_outputPath"), report)
+    method, method_diags = _read_method(call.get("_outputMethod"), report)
+    instance, instance_diags = _read_instance(call.get("_instance"), report)
+    scopes, scope_diags = _read_scopes(call.get("_scopes"), report)
+    text = call.get("_outputPath")
+    info = CallInfo(
+        index=index, call=call, tool=tool_name, instance=instance, params=params,
+        output=output, output_text=text if isinstance(text, str) else None, method=method,
+        scopes=scopes,
+    )
+    return CallReading(info, (
+        *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
+        *instance_diags, *scope_diags, *_check_literals(info, registry, report),
+    ))
+
+
+def _check_tool(tool: Any, registry: ToolRegistry | None,
+                report: _Report) -> tuple[Diagnostic, ...]:
+    # _tool: present, a string, and known when a registry is given.
+    if isinstance(tool, str) and tool:
+        if registry is None or tool in registry:
+            return ()
+        near = difflib.get_close_matches(tool, list(registry.names), n=1)
+        return (report("unknown-tool", f"no tool named {tool!r}", pointer="/_tool",
+                       hint=f"did you mean {near[0]!r}?" if near
+                       else f"known tools: {', '.join(registry.names) or 'none'}"),)
+    return (report("unknown-tool", "the call has no _tool" if tool is None
+                   else "_tool is an empty string" if tool == ""
+                   else f"_tool must be a tool's name, got {json_type(tool)}",
+                   pointer="/_tool", hint='name the tool: "_tool": "processPayment"'),)
+
+
+def _read_params(call: PMap[str, Frozen], report: _Report) -> tuple[
+        tuple[tuple[str, Path, str, Expr], ...], tuple[Diagnostic, ...]]:
+    # Parameters: every string that starts with † anywhere below a non-meta key.
+    params: list[tuple[str, Path, str, Expr]] = []
+    found: list[Diagnostic] = []
+    stack: list[tuple[Path, Frozen]] = [
+        ((key,), value) for key, value in sorted(call.items(), reverse=True)
+        if not key.startswith("_")
+    ]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if value.startswith("†"):
+                pointer = pointer_of(path)
+                try:
+                    params.append((pointer, path, value, parse_input(value)))
+                except ExpressionSyntaxError as exc:
+                    found.append(_syntax(report, exc, pointer, value))
+        elif isinstance(value, PMap):
+            stack.extend(((*path, k), v) for k, v in sorted(value.items(), reverse=True))
+        elif isinstance(value, PVector):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+    return tuple(params), tuple(found)
+
+
+def _read_output(text: Any, report: _Report) -> tuple[OutputExpr | None,
+                                                      tuple[Diagnostic, ...]]:
+    # _outputPath: an output expression over data kinds.
+    if text is None:
+        return None, ()
+    if not isinstance(text, str):
+        return None, (report("syntax", f"_outputPath must be a string, got {json_type(text)}",
+                             pointer="/_outputPath"),)
+    try:
+        output = parse_output(text)
+    except ExpressionSyntaxError as exc:
+        return None, (_syntax(report, exc, "/_outputPath", text),)
+    return output, tuple(
+        report("invalid-output-target",
+               f'kind "{target.kind}" is a message type that cannot hold data',
+               pointer="/_outputPath", expression=text, span=target.span,
+               hint="write to a data kind such as †state or †data")
+        for target in output.targets if target.kind in NON_DATA_KINDS
+    )
+
+
+def _read_method(raw: Any, report: _Report) -> tuple[Method, tuple[Diagnostic, ...]]:
+    # _outputMethod: one of the five (set when absent).
+    if raw is None:
+        return Method.SET, ()
+    try:
+        return Method(raw), ()
+    except ValueError:
+        near = difflib.get_close_matches(str(raw), [m.value for m in Method], n=1)
+        return Method.SET, (report(
+            "invalid-output-method",
+            f"_outputMethod {thaw(raw)!r} is not set, merge, assign, push or concat",
+            pointer="/_outputMethod",
+            hint=f"did you mean {near[0]!r}?" if near else "leave it out for set"),)
+
+
+def _read_instance(raw: Any, report: _Report) -> tuple[str | None, tuple[Diagnostic, ...]]:
+    # _instance: a string id.
+    if raw is None or isinstance(raw, str):
+        return raw, ()
+    return None, (report("invalid-meta", f"_instance must be a string id, got {json_type(raw)}",
+                         pointer="/_instance"),)
+
+
+def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diagnostic, ...]]:
+    # _scopes: a list of kind names (a leading † is allowed).
+    if raw is None:
+        return (), ()
+    if not isinstance(raw, PVector):
+        return (), (report("invalid-meta", "_scopes must be a list of kind names",
+                           pointer="/_scopes", hint='for example "_scopes": ["state", "input"]'),)
+    scopes: list[str] = []
+    found: list[Diagnostic] = []
+    for i, kind in enumerate(raw):
+        if isinstance(kind, str) and KIND_NAME.match(kind.removeprefix("†")):
+            scopes.append(kind.removeprefix("†"))
+        else:
+            found.append(report("invalid-meta", f"_scopes[{i}] is not a kind name: {thaw(kind)!r}",
+                                pointer=f"/_scopes/{i}", hint='kind names look like "state"'))
+    return tuple(scopes), tuple(found)
+
+
+def _check_literals(info: CallInfo, registry: ToolRegistry | None,
+                    report: _Report) -> tuple[Diagnostic, ...]:
+    # Literal parameters against the tool's schema (references are type-checked later).
+    tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
+    if tool is None:
+        return ()
+    return tuple(report("param-schema", message, pointer=pointer)
+                 for pointer, message in literal_param_errors(tool, thaw(info.call)))  # type: ignore[arg-type]
+
+
+def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:
+    """A ``syntax`` diagnostic for an expression that does not parse, caret and hint."""
+    return report("syntax", exc.reason, pointer=pointer, expression=text,
+                  span=Span(exc.column - 1, exc.end - 1), hint=_syntax_hint(exc))
+
+
+def _syntax_hint(exc: ExpressionSyntaxError) -> str | None:
+    parts = []
+    if exc.expected:
+        parts.append("expected " + (exc.expected[0] if len(exc.expected) == 1
+                                    else "one of: " + ", ".join(exc.expected)))
+    if exc.hint:
+        parts.append(exc.hint)
+    return "; ".join(parts) or None
