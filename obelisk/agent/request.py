@@ -120,7 +120,8 @@ class Request:
 
     ``schema_text`` is the schema as JSON text, keys in the order the LLM should see them
     (frozen maps would forget that order); :attr:`schema` parses it. ``name`` names the
-    schema for providers that want one (``solution``, or ``latent`` for a sub-request).
+    schema for providers that want one (``solution``, or ``latent`` for a sub-request);
+    ``tool`` is the tool a sub-request executes (None for a solution request).
     """
 
     system: str
@@ -128,6 +129,7 @@ class Request:
     schema_text: str
     name: str = "solution"
     template_version: int = TEMPLATE_VERSION
+    tool: str | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -457,5 +459,6 @@ def build_latent_request(
         turns.append(Turn(Role.USER, LATENT_BRANCH_NOTE))
     else:
         schema = value_schema
+    name = call.get("_tool")
     return Request(LATENT_SYSTEM_TEMPLATE, tuple(turns), json.dumps(schema, ensure_ascii=False),
-                   name="latent")
+                   name="latent", tool=name if isinstance(name, str) else None)
