@@ -24,6 +24,7 @@ from obelisk.agent.request import Request, Role
 from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
 from obelisk.llm.openai import wrap_latent_schema
 from obelisk.llm.retry import (
+    DEFAULT_POLICY,
     Malformed,
     RetryPolicy,
     Sleep,

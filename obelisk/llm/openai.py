@@ -25,6 +25,7 @@ from obelisk.agent.request import Request
 from obelisk.agent.schema import drop_forced_nulls, strict_schema
 from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
 from obelisk.llm.retry import (
+    DEFAULT_POLICY,
     Malformed,
     RetryPolicy,
     Sleep,
