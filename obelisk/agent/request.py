@@ -28,7 +28,6 @@ data and of the rendered text, not the length of the history.
 
 from __future__ import annotations
 
-import enum
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -41,6 +40,7 @@ from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError
 from obelisk.core.values import MISSING, Frozen, thaw
+from obelisk.llm.request import TEMPLATE_VERSION, Request, Role, Turn
 
 __all__ = [
     "TEMPLATE_VERSION",
@@ -53,9 +53,6 @@ __all__ = [
     "build_request",
     "merge_tools",
 ]
-
-#: The version of every template below; bump it when any text the LLM sees changes.
-TEMPLATE_VERSION = 1
 
 SYSTEM_TEMPLATE = """\
 You are an agent that works by planning calls to tools.
@@ -93,60 +90,6 @@ _DATA_TYPES: Mapping[str, str | None] = {"data": None, "input": "input", "state"
 
 class RequestError(ObeliskError, ValueError):
     """A request cannot be built: a tool message is malformed or a tool is invalid."""
-
-
-class Role(str, enum.Enum):
-    """Who a rendered turn speaks as."""
-
-    SYSTEM = "system"
-    USER = "user"
-
-
-@frozen
-class Turn:
-    """One rendered message of a request: its role and text."""
-
-    role: Role
-    content: str
-
-    def to_json(self) -> dict[str, str]:
-        """``{"role": ..., "content": ...}``, as chat APIs take it."""
-        return {"role": self.role.value, "content": self.content}
-
-
-@frozen
-class Request:
-    """A provider-neutral request: system text, rendered turns and the answer's schema.
-
-    ``schema_text`` is the schema as JSON text, keys in the order the LLM should see them
-    (frozen maps would forget that order); :attr:`schema` parses it. ``name`` names the
-    schema for providers that want one (``solution``, or ``latent`` for a sub-request);
-    ``tool`` is the tool a sub-request executes (None for a solution request).
-    """
-
-    system: str
-    messages: tuple[Turn, ...]
-    schema_text: str
-    name: str = "solution"
-    template_version: int = TEMPLATE_VERSION
-    tool: str | None = None
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema the answer must match (a fresh copy)."""
-        value: dict[str, Any] = json.loads(self.schema_text)
-        return value
-
-    def turns_json(self) -> list[dict[str, str]]:
-        """The turns as ``{"role", "content"}`` objects, the system text first."""
-        return [{"role": "system", "content": self.system}] + [t.to_json() for t in self.messages]
-
-    def render(self) -> str:
-        """The whole request as one text (system, turns, schema): what golden tests pin."""
-        parts = [f"[system]\n{self.system}"]
-        parts += [f"[{t.role.value}]\n{t.content}" for t in self.messages]
-        parts.append(f"[schema: {self.name}]\n{self.schema_text}")
-        return "\n\n".join(parts) + "\n"
 
 
 # -- the transcript: an index of the non-data messages --------------------------------------

@@ -15,22 +15,30 @@ from obelisk.llm.base import (
     Usage,
 )
 from obelisk.llm.openai import OpenAILLM
+from obelisk.llm.request import TEMPLATE_VERSION, Request, Role, Turn
 from obelisk.llm.retry import RetryPolicy
 from obelisk.llm.scripted import ScriptedLLM, ScriptExhausted
+from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = [
     "LLM",
+    "TEMPLATE_VERSION",
     "AnthropicLLM",
     "Failure",
     "LLMError",
     "OpenAILLM",
     "Refusal",
     "Reply",
+    "Request",
     "RetryPolicy",
+    "Role",
     "ScriptExhausted",
     "ScriptedLLM",
     "StreamItem",
     "StreamedCall",
     "StreamedOutput",
+    "Turn",
     "Usage",
+    "drop_forced_nulls",
+    "strict_schema",
 ]

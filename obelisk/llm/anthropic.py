@@ -20,9 +20,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from obelisk.agent.request import Request, Role
 from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
 from obelisk.llm.openai import wrap_latent_schema
+from obelisk.llm.request import Request, Role
 from obelisk.llm.retry import (
     DEFAULT_POLICY,
     Malformed,

@@ -1,6 +1,6 @@
 """The LLM adapter protocol, its reply value and its errors.
 
-An adapter turns a :class:`obelisk.agent.request.Request` into a :class:`Reply`: the
+An adapter turns a :class:`obelisk.llm.request.Request` into a :class:`Reply`: the
 answer as JSON (a solution, or a latent call's result for a sub-request) and the tokens
 it cost. ``solve`` answers a tick's request, ``latent`` a latent sub-request; ``stream``
 (optional) yields complete call objects, then the output. Adapters raise
@@ -16,8 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import frozen
 
-from obelisk.agent.request import Request
 from obelisk.core.errors import ObeliskError
+from obelisk.llm.request import Request
 
 __all__ = [
     "LLM",

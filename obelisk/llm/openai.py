@@ -2,7 +2,7 @@
 
 The solution comes back as strict structured output: ``response_format`` is a
 ``json_schema`` named after the request (``solution``), with ``strict: true`` and the
-request's schema rewritten by :func:`obelisk.agent.schema.strict_schema`; the nulls strict
+request's schema rewritten by :func:`obelisk.llm.strict.strict_schema`; the nulls strict
 mode forces into optional properties are removed again (:func:`drop_forced_nulls`)
 before the answer is returned. A latent sub-request's schema is wrapped as
 ``{"value": <schema>}`` (strict mode wants an object at the top) and unwrapped.
@@ -21,9 +21,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from obelisk.agent.request import Request
-from obelisk.agent.schema import drop_forced_nulls, strict_schema
 from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
+from obelisk.llm.request import Request
 from obelisk.llm.retry import (
     DEFAULT_POLICY,
     Malformed,
@@ -34,6 +33,7 @@ from obelisk.llm.retry import (
     retry_after_seconds,
     with_retries,
 )
+from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = ["OpenAILLM", "wrap_latent_schema"]
 

@@ -19,7 +19,10 @@ from attrs import frozen
 from obelisk.core.errors import ObeliskError
 from obelisk.llm.base import Failure, LLMError, redact
 
-__all__ = ["DEFAULT_POLICY", "Malformed", "RetryPolicy", "Sleep", "Transient", "api_key_from", "with_retries"]
+__all__ = [
+    "DEFAULT_POLICY", "Malformed", "RetryPolicy", "Sleep", "Transient", "api_key_from",
+    "retry_after_seconds", "with_retries",
+]
 
 T = TypeVar("T")
 

@@ -7,7 +7,6 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from obelisk.agent.request import Request
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -17,6 +16,7 @@ from obelisk.llm.base import (
     StreamItem,
     Usage,
 )
+from obelisk.llm.request import Request
 
 __all__ = ["ScriptExhausted", "ScriptedLLM", "count_tokens"]
 
