@@ -96,13 +96,6 @@ class RequestError(ObeliskError, ValueError):
 
 
 @frozen
-class _Feedback:
-    """One approval message and the plan it belongs to (for the call's index)."""
-
-    data: Frozen
-
-
-@frozen
 class Transcript:
     """What a request needs from a context besides the folded data, indexed.
 
@@ -140,7 +133,6 @@ class Transcript:
             return Transcript().advance(context)
         if start == len(messages):
             return self
-        changes: dict[str, Any] = {}
         tools = self.tools.evolver()
         passthrough = self.passthrough.evolver()
         blocks = self.blocks.evolver()
@@ -181,14 +173,13 @@ class Transcript:
                 errors = errors.append(message)
             elif kind_type == "approval":
                 approvals = approvals.append(message)
-        changes.update(
-            length=len(messages), last=messages[len(messages) - 1],
+        return evolve(
+            self, length=len(messages), last=messages[len(messages) - 1],
             tools=tools.persistent(), passthrough=passthrough.persistent(),
             blocks=blocks.persistent(), block_set=block_set,
             kind_info=kind_info, plan=plan, errors=errors,
             approvals_previous=approvals_previous, approvals=approvals,
         )
-        return evolve(self, **changes)
 
 
 def _text_of(message: Frozen) -> str:

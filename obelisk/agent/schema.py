@@ -29,7 +29,14 @@ from typing import Any
 
 from obelisk.compiler.tools import Tool, ToolRegistry, compose_calls_schema
 from obelisk.core.methods import Method
-from obelisk.llm.strict import MANY, MAP, ONE, drop_forced_nulls, strict_schema
+from obelisk.llm.strict import (
+    MANY,
+    MAP,
+    ONE,
+    SUBSCHEMA_KEYWORDS,
+    drop_forced_nulls,
+    strict_schema,
+)
 
 __all__ = [
     "REFERENCE_SCHEMA",
@@ -51,7 +58,10 @@ class Mode(str, enum.Enum):
 #: A string that is a reference expression: it starts with ``†``.
 REFERENCE_SCHEMA: Mapping[str, Any] = {"type": "string", "pattern": "^†"}
 
-_ONE, _MANY, _MAP = ONE, MANY, MAP
+#: Keywords that only annotate: a string schema with nothing else accepts references as is.
+_ANNOTATIONS = frozenset({"type", "title", "description", "default", "examples", "$comment"})
+#: Subschema keywords whose subschemas are not values (a condition, a key's name).
+_NOT_VALUES = frozenset({"not", "if", "propertyNames"})
 
 
 def _reference() -> dict[str, Any]:
@@ -61,35 +71,34 @@ def _reference() -> dict[str, Any]:
 def widen_to_references(schema: Any) -> Any:
     """``schema`` with every value position also accepting a reference string.
 
-    Each subschema ``S`` that describes a value becomes ``{"anyOf": [S', ref]}`` where
-    ``S'`` has its own subschemas widened the same way. ``true``/``{}`` (any JSON) and
-    non-schema values are returned as they are. Returns a new schema.
+    Each subschema ``S`` that describes a value becomes ``{"anyOf": [S', ref]}``, where
+    ``S'`` has its own value subschemas widened the same way. Schemas that already accept
+    every reference (``true``, ``{}``, a plain ``{"type": "string"}``) and non-schemas are
+    returned as they are. Returns a new schema.
     """
-    if schema is True or schema == {}:
+    if not isinstance(schema, Mapping) or not schema:
         return schema
-    if not isinstance(schema, Mapping):
-        return schema
-    inner = _widen_children(schema)
-    return {"anyOf": [inner, _reference()]}
+    if schema.get("type") == "string" and set(schema) <= _ANNOTATIONS:
+        return dict(schema)
+    return {"anyOf": [_widen_children(schema), _reference()]}
 
 
 def _widen_children(schema: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in _ONE and isinstance(value, (Mapping, bool)):
-            out[key] = widen_to_references(value) if key not in ("not", "if", "propertyNames") \
-                else copy.deepcopy(value)
-        elif key in _MANY and isinstance(value, list):
-            # The branches of a combinator are widened inside only: the wrapper around the
-            # whole combinator already accepts a reference, and widening each branch too
-            # would make a reference match several ``oneOf`` branches.
-            out[key] = [_widen_children(v) if isinstance(v, Mapping) else v for v in value] \
-                if key != "prefixItems" else [widen_to_references(v) for v in value]
-        elif key in _MAP and isinstance(value, Mapping):
-            if key in ("$defs", "definitions"):
-                out[key] = {name: widen_to_references(v) for name, v in value.items()}
-            else:
-                out[key] = {name: widen_to_references(v) for name, v in value.items()}
+        if key in _NOT_VALUES or key not in SUBSCHEMA_KEYWORDS:
+            out[key] = copy.deepcopy(value)
+        elif key in ONE:
+            out[key] = widen_to_references(value)
+        elif key in MAP and isinstance(value, Mapping):
+            out[key] = {name: widen_to_references(v) for name, v in value.items()}
+        elif key == "prefixItems" and isinstance(value, list):
+            out[key] = [widen_to_references(v) for v in value]
+        elif key in MANY and isinstance(value, list):
+            # A combinator's branches are widened inside only: the wrapper around the whole
+            # schema already accepts a reference, and widening each branch too would make a
+            # reference match several ``oneOf`` branches.
+            out[key] = [_widen_children(v) if isinstance(v, Mapping) else v for v in value]
         else:
             out[key] = copy.deepcopy(value)
     return out

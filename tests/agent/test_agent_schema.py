@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from obelisk import compile_plan
 from obelisk.agent import drop_forced_nulls, solution_schema, strict_schema
+from obelisk.agent.schema import widen_to_references
 from obelisk.planfile import read_plan_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -273,3 +274,26 @@ def test_drop_forced_nulls_inverts_strict_mode(solution: dict[str, Any]) -> None
     forced = strictify(solution, SCHEMA)
     assert valid(STRICT, forced) == []
     assert drop_forced_nulls(forced, SCHEMA) == solution
+
+
+REF = {"type": "string", "pattern": "^†"}
+
+
+@pytest.mark.parametrize(("schema", "widened"), [
+    ({}, {}),
+    ({"type": "string", "description": "d"}, {"type": "string", "description": "d"}),
+    ({"type": "string", "enum": ["a"]}, {"anyOf": [{"type": "string", "enum": ["a"]}, REF]}),
+    ({"type": "integer"}, {"anyOf": [{"type": "integer"}, REF]}),
+    ({"type": "array", "items": {"type": "number"}},
+     {"anyOf": [{"type": "array", "items": {"anyOf": [{"type": "number"}, REF]}}, REF]}),
+    ({"oneOf": [{"type": "integer"}, {"type": "boolean"}]},
+     {"anyOf": [{"oneOf": [{"type": "integer"}, {"type": "boolean"}]}, REF]}),
+    ({"type": "object", "propertyNames": {"maxLength": 3},
+      "additionalProperties": {"type": "null"}},
+     {"anyOf": [{"type": "object", "propertyNames": {"maxLength": 3},
+                 "additionalProperties": {"anyOf": [{"type": "null"}, REF]}}, REF]}),
+])
+def test_widen_to_references(schema: Any, widened: Any) -> None:
+    assert widen_to_references(schema) == widened
+    if schema:
+        assert valid(widened, "†state.x") == []  # a reference matches exactly once
