@@ -16,6 +16,7 @@ from servers import anthropic_message, error, openai_completion, serve
 from obelisk import Context
 from obelisk.agent import build_latent_request, build_request, strict_schema
 from obelisk.llm import (
+    LLM,
     AnthropicLLM,
     Failure,
     LLMError,
@@ -303,3 +304,23 @@ def test_scripted_streams_calls_then_the_output() -> None:
     assert items[:2] == [StreamedCall({"_tool": "a"}), StreamedCall({"_tool": "b"})]
     assert isinstance(items[2], StreamedOutput) and items[2].output == 3
     assert len(items) == 3
+
+
+def test_a_refused_connection_is_retried_then_fails() -> None:
+    import socket
+    with socket.socket() as sock:  # a loopback port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sleeps = Sleeps()
+    adapter = OpenAILLM("m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1",
+                        policy=RetryPolicy(max_attempts=2, timeout=5.0), sleep=sleeps)
+    with pytest.raises(LLMError) as caught:
+        run(adapter.solve(request()))
+    assert caught.value.failure is Failure.CONNECTION
+    assert caught.value.attempts == 2 and len(sleeps.waits) == 1
+
+
+def test_every_adapter_speaks_the_protocol() -> None:
+    with serve([]) as server:
+        for adapter in (ScriptedLLM(), openai(server), anthropic(server)):
+            assert isinstance(adapter, LLM)
