@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pathlib
 import subprocess
 import sys
@@ -36,6 +38,11 @@ def test_every_subpackage_of_obelisk_is_installed() -> None:
     # works from the source tree and is missing from the wheel.
     text = (ROOT / "pyproject.toml").read_text("utf-8")
     listed = text.split("[tool.setuptools]", 1)[1].split("]", 1)[0]
-    for init in sorted((ROOT / "obelisk").glob("*/__init__.py")):
-        package = f"obelisk.{init.parent.name}"
+    # os.walk follows the source-layout symlinks (obelisk/core -> ../core); glob would not.
+    found = sorted(
+        pathlib.Path(top) for top, _, files in os.walk(ROOT / "obelisk", followlinks=True)
+        if "__init__.py" in files
+    )
+    for folder in found[1:]:  # the first is obelisk/ itself
+        package = ".".join(("obelisk", *folder.relative_to(ROOT / "obelisk").parts))
         assert f'"{package}"' in listed, f"add {package} to [tool.setuptools] packages"

@@ -1,0 +1,102 @@
+"""The scripted adapter: deterministic answers from a list or a function, for tests,
+examples and dry runs of whole agents."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from obelisk.llm.base import (
+    Failure,
+    LLMError,
+    Reply,
+    StreamedCall,
+    StreamedOutput,
+    StreamItem,
+    Usage,
+)
+from obelisk.llm.request import Request
+
+__all__ = ["ScriptExhausted", "ScriptedLLM", "count_tokens"]
+
+#: A script: answers in order, or a function from the request to the answer.
+Script: TypeAlias = "Sequence[Any] | Callable[[Request], Any]"
+
+
+class ScriptExhausted(LLMError):
+    """The script has no answer left for a request (the loop ends the run ``failed``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, provider="scripted", failure=Failure.EXHAUSTED)
+
+
+def count_tokens(text: str) -> int:
+    """The scripted adapter's token count: one token per 4 characters, rounded up."""
+    return (len(text) + 3) // 4
+
+
+class ScriptedLLM:
+    """An adapter answering from a script, deterministically.
+
+    ``solutions`` answers tick requests, in order (or a function of the request);
+    ``latent`` answers latent sub-requests per tool name, in order (or a function of the
+    request), never from ``solutions``. Usage is :func:`count_tokens` of the rendered
+    request and of the answer as JSON. Running out raises :class:`ScriptExhausted`.
+    The adapter keeps its place in each list: use one adapter per run.
+    """
+
+    def __init__(self, solutions: Script = (),
+                 latent: Mapping[str, Script] | None = None) -> None:
+        self._solutions = solutions
+        self._latent = dict(latent or {})
+        self._positions: dict[str | None, int] = {}  # the script's cursor, per list
+        self.requests: list[Request] = []  # every request received, in order
+
+    def __repr__(self) -> str:
+        return f"ScriptedLLM(<{len(self.requests)} requests answered or asked>)"
+
+    def _next(self, script: Script | None, key: str | None, what: str,
+              request: Request) -> Any:
+        self.requests.append(request)
+        if script is None:
+            raise ScriptExhausted(f"{what}: the script has no answers for it "
+                                  "(pass latent={tool: [answers]})")
+        if callable(script):
+            return script(request)
+        position = self._positions.get(key, 0)
+        if position >= len(script):
+            raise ScriptExhausted(
+                f"{what}: the script's {len(script)} answer(s) are used up "
+                "(add answers to the script, or lower max_ticks)")
+        self._positions[key] = position + 1
+        return script[position]
+
+    @staticmethod
+    def _reply(request: Request, value: Any) -> Reply:
+        usage = Usage(count_tokens(request.render()),
+                      count_tokens(json.dumps(value, ensure_ascii=False)))
+        return Reply(value, usage)
+
+    async def solve(self, request: Request) -> Reply:
+        """The next scripted solution; raises :class:`ScriptExhausted` when none is left."""
+        value = self._next(self._solutions, None, "solution request", request)
+        return self._reply(request, value)
+
+    async def latent(self, request: Request) -> Reply:
+        """The next scripted answer for the sub-request's tool; raises
+        :class:`ScriptExhausted` when the tool has none left."""
+        tool = request.tool or ""
+        value = self._next(self._latent.get(tool), "latent:" + tool,
+                           f"latent request for tool {tool!r}", request)
+        return self._reply(request, value)
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        """The next scripted solution, streamed: each call, then the output."""
+        reply = await self.solve(request)
+        value = reply.value
+        calls = value.get("calls", []) if isinstance(value, dict) else []
+        for call in calls if isinstance(calls, list) else []:
+            yield StreamedCall(call)
+        yield StreamedOutput(value.get("output") if isinstance(value, dict) else None,
+                             reply.usage)

@@ -1,0 +1,36 @@
+"""Layering: obelisk.llm never imports obelisk.agent; the request and schema modules are
+pure (no I/O, clock, randomness, asyncio or threads)."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+IMPURE = {"asyncio", "threading", "time", "random", "os", "io", "socket", "subprocess",
+          "datetime", "logging", "pathlib"}
+
+
+def test_the_llm_layer_does_not_import_the_agent() -> None:
+    code = ("import sys, obelisk.llm; "
+            "print(sorted(m for m in sys.modules if m.startswith('obelisk.agent')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+@pytest.mark.parametrize("module", ["obelisk/agent/request.py", "obelisk/agent/schema.py",
+                                    "obelisk/llm/request.py", "obelisk/llm/strict.py"])
+def test_pure_modules_import_nothing_impure(module: str) -> None:
+    tree = ast.parse((ROOT / module).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert imported & IMPURE == set()

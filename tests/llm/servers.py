@@ -1,0 +1,141 @@
+"""A loopback HTTP server that plays OpenAI's and Anthropic's APIs from a script.
+
+``ScriptedServer`` binds 127.0.0.1 on a free port, answers ``POST /v1/chat/completions``
+and ``POST /v1/messages`` with the next scripted :class:`Answer` (any path takes the next
+answer: the script is one queue), and records every request (path, headers, JSON body) so
+tests can assert what the SDK sent. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class Answer:
+    """One scripted HTTP answer: status, JSON body, extra headers, and a delay in seconds
+    before answering (to outlast a client's timeout)."""
+
+    status: int = 200
+    body: Any = attrs.Factory(dict)
+    headers: dict[str, str] = attrs.Factory(dict)
+    delay: float = 0.0
+
+
+@attrs.frozen
+class Recorded:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def openai_completion(content: str | None = None, *, refusal: str | None = None,
+                      prompt_tokens: int = 11, completion_tokens: int = 7) -> Answer:
+    """A chat completion whose message holds ``content`` (or a refusal)."""
+    return Answer(body={
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": content, "refusal": refusal}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+def anthropic_message(tool_input: Any = None, *, name: str = "solution",
+                      refusal: str | None = None, text_only: str | None = None,
+                      input_tokens: int = 13, output_tokens: int = 5) -> Answer:
+    """A messages reply: one ``tool_use`` block, a refusal, or text without the tool."""
+    if refusal is not None:
+        content: list[Any] = [{"type": "text", "text": refusal}]
+        stop = "refusal"
+    elif text_only is not None:
+        content = [{"type": "text", "text": text_only}]
+        stop = "end_turn"
+    else:
+        content = [{"type": "tool_use", "id": "toolu_1", "name": name, "input": tool_input}]
+        stop = "tool_use"
+    return Answer(body={
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "test-model",
+        "content": content, "stop_reason": stop, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    })
+
+
+def error(status: int, message: str = "try again", *, retry_after: str | None = None,
+          delay: float = 0.0) -> Answer:
+    """An error answer in the providers' shape, with an optional ``retry-after``."""
+    headers = {} if retry_after is None else {"retry-after": retry_after}
+    return Answer(status=status, headers=headers, delay=delay, body={
+        "type": "error", "error": {"type": "api_error", "message": message}})
+
+
+class ScriptedServer:
+    """The server; use :func:`serve`. ``requests`` lists what it received, in order."""
+
+    def __init__(self, answers: list[Answer]) -> None:
+        self.answers = list(answers)
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                raw = self.rfile.read(length)
+                with server._lock:
+                    server.requests.append(Recorded(
+                        self.path, {k.lower(): v for k, v in self.headers.items()},
+                        json.loads(raw) if raw else None))
+                    answer = server.answers.pop(0) if server.answers else error(
+                        500, "the test server's script is used up")
+                if answer.delay and server._stop.wait(answer.delay):
+                    return
+                payload = json.dumps(answer.body).encode()
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for key, value in answer.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (a timeout test): nothing to answer
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.root_url = f"http://127.0.0.1:{self.port}"  # Anthropic adds /v1/messages
+        self.base_url = self.root_url + "/v1"  # OpenAI adds /chat/completions
+
+    def close(self) -> None:
+        """Stop answering and release the port."""
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@contextmanager
+def serve(answers: list[Answer]) -> Iterator[ScriptedServer]:
+    """A running :class:`ScriptedServer` for the ``with`` block."""
+    server = ScriptedServer(answers)
+    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.close()
+        thread.join()
