@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from obelisk.core.text import caret_line, excerpt
+
 
 class ObeliskError(Exception):
     """Root of every error obelisk raises."""
@@ -42,12 +44,9 @@ class ExpressionSyntaxError(ObeliskError, ValueError):
 
     def render(self) -> str:
         """The error as a compiler would print it: reason, the expression, a caret."""
-        shown, offset = _excerpt(self.expression, self.column - 1)
-        width = max(1, min(self.end - self.column, len(shown) - offset))
         lines = [
             f"{self.reason} at column {self.column}",
-            f"  {shown}",
-            "  " + " " * offset + "^" * width,
+            caret_line(self.expression, self.column - 1, self.end - 1, indent="  "),
         ]
         if self.expected:
             lines.append("expected " + _one_of(self.expected))
@@ -135,17 +134,5 @@ def _one_of(options: Sequence[str]) -> str:
     return "one of: " + ", ".join(options)
 
 
-def _excerpt(text: str, offset: int, width: int = 100) -> tuple[str, int]:
-    """A window of at most ``width`` characters of ``text`` around ``offset``.
-
-    Long expressions (up to the length limit) are cut so the caret line stays readable.
-    Returns the window and the offset of ``offset`` inside it.
-    """
-    text = text.replace("\n", " ").replace("\t", " ")
-    if len(text) <= width:
-        return text, offset
-    start = max(0, min(offset - width // 2, len(text) - width))
-    shown = text[start:start + width]
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if start + width < len(text) else ""
-    return prefix + shown + suffix, offset - start + len(prefix)
+#: Kept for callers of the old private name; the rule lives in :mod:`obelisk.core.text`.
+_excerpt = excerpt

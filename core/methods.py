@@ -15,6 +15,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_path
+from obelisk.core.text import article
 from obelisk.core.values import MISSING, Frozen, Missing, json_type
 
 
@@ -167,4 +168,4 @@ def _where(path: Path, depth: int) -> str:
 
 
 def _a(type_name: str) -> str:
-    return ("an " if type_name[0] in "aeiou" else "a ") + type_name
+    return article(type_name)
