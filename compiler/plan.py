@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import field, frozen
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pmap
 
 from obelisk.compiler.diagnostics import Diagnostic, sort_diagnostics
 from obelisk.compiler.graph import closure, reaches, strongly_connected, topological_order
@@ -145,6 +145,9 @@ class CompiledPlan:
     context: Context
     tools: ToolRegistry | None
     instanced: bool
+    #: Node id -> that node's error diagnostics, for a run that keeps going past invalid
+    #: calls (filled by the compiler; empty by default).
+    invalid: PMap[int, tuple[Diagnostic, ...]] = field(factory=pmap)
     #: A cache of values derived from the plan (per-node templates the interpreters
     #: build once); not part of the plan's value.
     memo: dict[Any, Any] = field(factory=dict, init=False, eq=False, repr=False, hash=False)

@@ -9,6 +9,7 @@ are translated at the boundary with ``raise ... from None``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from obelisk.core.text import caret_line, excerpt
 
@@ -126,6 +127,55 @@ class WriteError(ObeliskError, ValueError):
             self.reason, kind=kind, path=path, method=method,
             message_index=message_index, instance=instance,
         )
+
+
+class NotJSONError(ObeliskError, ValueError):
+    """A value is not JSON (a set, bytes, NaN, a non-string key, a cycle...).
+
+    ``pointer`` is a JSON Pointer to the offending part of the value.
+    """
+
+    def __init__(self, reason: str, pointer: str) -> None:
+        self.reason = reason
+        self.pointer = pointer
+        shown = pointer if len(pointer) <= 120 else pointer[:60] + "…" + pointer[-40:]
+        super().__init__(f"{reason} at {shown or '/'}")
+
+
+class PlanRefused(ObeliskError):
+    """A plan with error diagnostics cannot run; ``diagnostics`` says why.
+
+    ``rendered`` holds the text of (at most the first ten of) those diagnostics, as the
+    compiler renders them: core does not know how diagnostics print.
+    """
+
+    def __init__(self, plan: Any, rendered: Sequence[str] = ()) -> None:
+        self.plan = plan
+        self.diagnostics = plan.errors
+        shown = "\n".join(list(rendered)[:10])
+        more = len(self.diagnostics) - 10
+        super().__init__(
+            f"the plan has {len(self.diagnostics)} error(s) and cannot run:\n{shown}"
+            + (f"\n... and {more} more" if more > 0 else "")
+        )
+
+
+class MockError(ObeliskError, ValueError):
+    """A mock is not one of the mock forms; ``problems`` lists each."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("invalid mocks:\n" + "\n".join(f"  {p}" for p in self.problems))
+
+
+class ActivityError(ObeliskError):
+    """Raised by an activity to fail with a chosen error ``type``, ``message`` and ``data``."""
+
+    def __init__(self, type: str, message: str, data: Any = None) -> None:
+        self.type = type
+        self.message = message
+        self.data = data
+        super().__init__(f"{type}: {message}")
 
 
 def _one_of(options: Sequence[str]) -> str:

@@ -15,6 +15,8 @@ from typing import Any, Final, Literal, TypeAlias, Union
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
+from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its old home
+
 #: A plain JSON value, as ``json.loads`` makes it.
 Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
 
@@ -39,16 +41,6 @@ class _Missing(enum.Enum):
 #: The value of a path that does not exist. Distinct from JSON ``null``.
 MISSING: Final = _Missing.MISSING
 Missing: TypeAlias = Literal[_Missing.MISSING]
-
-
-class NotJSONError(ValueError):
-    """A value is not JSON (a set, bytes, NaN, a non-string key, a cycle...)."""
-
-    def __init__(self, reason: str, pointer: str) -> None:
-        self.reason = reason
-        self.pointer = pointer
-        shown = pointer if len(pointer) <= 120 else pointer[:60] + "…" + pointer[-40:]
-        super().__init__(f"{reason} at {shown or '/'}")
 
 
 #: Deepest nesting of a JSON value obelisk accepts (objects and arrays inside each other).

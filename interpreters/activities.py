@@ -17,9 +17,10 @@ from typing import Any, Protocol, TypeAlias
 from attrs import frozen
 
 from obelisk.core.context import Context
-from obelisk.core.errors import ObeliskError
+from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters.machine import Chose, Invocation, Outcome, Raised, Returned
+from obelisk.interpreters.machine import Invocation
+from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 
 @frozen
@@ -28,16 +29,6 @@ class Branch:
 
     path: str
     value: Any = None
-
-
-class ActivityError(ObeliskError):
-    """Raised by an activity to fail with a chosen error ``type``, ``message`` and ``data``."""
-
-    def __init__(self, type: str, message: str, data: Any = None) -> None:
-        self.type = type
-        self.message = message
-        self.data = data
-        super().__init__(f"{type}: {message}")
 
 
 class Activity(Protocol):

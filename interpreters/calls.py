@@ -1,0 +1,129 @@
+"""Call materialisation: from a compiled node and its parameter values to the call an
+activity receives, the messages its results become, and the context it may see (§7.5).
+
+The per-node parts that never change (the call as JSON text, each output message's fixed
+fields) are cached in a :class:`CallCache`. The cache belongs to one run (``begin`` makes
+it and the run state carries it): the compiler's ``CompiledPlan`` stays a frozen value
+with nothing written into it, and a run's cache is released with the run. It is not keyed
+by plan in a ``WeakKeyDictionary`` because a frozen attrs plan hashes by value, which
+costs O(plan) on every lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pyrsistent import PMap
+
+from obelisk.compiler.parse import unescape_literal
+from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.core.ast import Reference
+from obelisk.core.context import Context
+from obelisk.core.messages import kind_of
+from obelisk.core.messages import message_base as _message_base
+from obelisk.core.messages import output_message as _output_message
+from obelisk.core.paths import Path
+from obelisk.core.values import Frozen, thaw
+
+
+class CallCache:
+    """What a run derives once per node: call templates and output-message bases.
+
+    A memo of pure functions of immutable nodes, so sharing or dropping it never changes
+    a result; it is the one mutable object a run holds, and only this module touches it.
+    """
+
+    __slots__ = ("templates", "bases")
+
+    def __init__(self) -> None:
+        self.templates: dict[int, str] = {}
+        self.bases: dict[tuple[int, int, int], PMap[str, Any]] = {}
+
+    def template(self, node: Node) -> str:
+        """The node's call as JSON text, ready to be copied (see :func:`resolved_call`)."""
+        text = self.templates.get(node.id)
+        if text is None:
+            text = self.templates[node.id] = _call_text(node)
+        return text
+
+    def base(self, node: Node, alt: int, number: int, target: Reference) -> PMap[str, Any]:
+        """The fixed part of the message writing target ``number`` of alternative ``alt``."""
+        key = (node.id, alt, number)
+        base = self.bases.get(key)
+        if base is None:
+            base = self.bases[key] = message_base(node, target)
+        return base
+
+
+def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
+                  cache: CallCache | None = None) -> dict[str, Any]:
+    """The call as written with every parameter expression replaced by its value.
+
+    ``node`` is one of ``plan``'s nodes; ``cache`` is the run's (none: nothing cached).
+
+    Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
+    never resolved. A copy made by instancing carries its ``_instance``, so the activity
+    knows which instance it works for. Returns a fresh plain dict each time.
+    """
+    text = cache.template(node) if cache is not None else _call_text(node)
+    call: Any = json.loads(text)
+    for path, value in values.items():
+        target = call
+        for segment in path[:-1]:
+            target = target[segment]
+        target[path[-1]] = thaw(value)
+    return call  # type: ignore[no-any-return]
+
+
+def _call_text(node: Node) -> str:
+    # The call as JSON text, its instance added and literal \† strings unescaped:
+    # json.loads of it is the cheapest fresh copy to resolve parameters into (nodes are
+    # immutable, so the text is cached).
+    call: Any = thaw(node.call)
+    if node.instance is not None:
+        call["_instance"] = node.instance
+    for key in [k for k in call if not k.startswith("_")]:
+        call[key] = _unescape(call[key])
+    return json.dumps(call, ensure_ascii=False)
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return unescape_literal(value)
+    if isinstance(value, dict):
+        return {k: _unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
+    return value
+
+
+_EMPTY = Context()
+
+
+def scoped_context(context: Context, node: Node) -> Context:
+    """What an activity sees (§7.5): messages of the kinds in ``_scopes`` that are global
+    or this call's instance. No ``_scopes``: an empty context."""
+    if not node.scopes:
+        return _EMPTY
+    kinds = set(node.scopes)
+    kept = []
+    for message in context.messages:
+        instance = message.get("_instance")
+        if kind_of(message) in kinds and (instance is None or instance == node.instance):
+            kept.append(message)
+    return Context.of(kept)
+
+
+def message_base(node: Node, target: Reference) -> PMap[str, Any]:
+    """The part of a node's output message that is the same every time it writes."""
+    return _message_base(target.kind, str(target), node.method, node.call, node.instance)
+
+
+def output_message(node: Node, target: Reference, value: Frozen, date: str,
+                   base: PMap[str, Any] | None = None) -> PMap[str, Any]:
+    """The data message that writes ``value`` to one target of a node's output (§7.7):
+    :func:`obelisk.core.messages.output_message` with the node's fields."""
+    return _output_message(target.kind, target.path, str(target), node.method,
+                           node.instance, node.call, value, date, base)
