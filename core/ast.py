@@ -7,7 +7,7 @@ group of references joined by ``&&``. Nodes hold no lark objects.
 
 from __future__ import annotations
 
-from typing import TypeAlias, Union
+from typing import TypeAlias
 
 from attrs import frozen
 
@@ -64,7 +64,7 @@ class And:
     span: Span
 
 
-Expr: TypeAlias = Union[Reference, Literal, Or, And]
+Expr: TypeAlias = Reference | Literal | Or | And
 
 
 @frozen

@@ -11,14 +11,14 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, Union
+from typing import Any, Final, Literal, TypeAlias
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its old home
 
 #: A plain JSON value, as ``json.loads`` makes it.
-Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
+Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
 #: A frozen JSON value (objects are PMap, arrays PVector).
 Frozen: TypeAlias = Any

@@ -12,7 +12,14 @@ from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import drive_async, run_async
 from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run, report
 from obelisk.interpreters.machine import (
-    Approve, CallOutcome, Deny, PlanRefused, Replace, RunResult, RunState, Status,
+    Approve,
+    CallOutcome,
+    Deny,
+    PlanRefused,
+    Replace,
+    RunResult,
+    RunState,
+    Status,
 )
 from obelisk.interpreters.sync import drive_sync, run_sync
 

@@ -92,7 +92,7 @@ def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
 def is_async(fn: Callable[..., Any]) -> bool:
     """True for ``async def`` functions (and callables whose ``__call__`` is one)."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None))
+        getattr(fn, "__call__", None))  # noqa: B004 - an object whose __call__ is async
 
 
 Invoke: TypeAlias = Callable[[Invocation], Outcome]

@@ -32,7 +32,14 @@ from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
-    Invocation, RunState, advance, begin, cancel, complete, decide, finish,
+    Invocation,
+    RunState,
+    advance,
+    begin,
+    cancel,
+    complete,
+    decide,
+    finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
 from obelisk.interpreters.result import RunResult

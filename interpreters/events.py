@@ -15,7 +15,7 @@ Two kinds of record, for two readers:
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from attrs import field, frozen
 
@@ -143,4 +143,4 @@ class Closed:
 
 
 #: Everything the machine was told, in order; enough to rebuild the run.
-RunEvent: TypeAlias = Union[Started, Decided, Finished, Cancelled, Admitted, Closed]
+RunEvent: TypeAlias = Started | Decided | Finished | Cancelled | Admitted | Closed

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeAlias, Union
+from typing import Any, Protocol, TypeAlias
 
 from attrs import field, frozen
 
@@ -31,7 +31,12 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import Tool
 from obelisk.core.values import MISSING
 from obelisk.interpreters.activities import (
-    FAILURES, Activity, call_async, call_sync, latent_outcome, outcome_of_exception,
+    FAILURES,
+    Activity,
+    call_async,
+    call_sync,
+    latent_outcome,
+    outcome_of_exception,
 )
 from obelisk.interpreters.machine import Invocation, executor_for
 from obelisk.interpreters.mocks import Counts, interpret
@@ -86,7 +91,7 @@ class Delegate:
 
 
 #: What runs one invocation.
-Execution: TypeAlias = Union[RunActivity, Produce, RunLatent, Delegate]
+Execution: TypeAlias = RunActivity | Produce | RunLatent | Delegate
 
 #: A dry run's last resort for a tool without a mock: an example result, or MISSING.
 ExampleOf: TypeAlias = Callable[[Tool], Any]

@@ -107,7 +107,7 @@ def explore(plan: CompiledPlan, run_once: Callable[[Mapping[int, int]], RunResul
     seen: set[tuple[Choice, ...]] = set()
     runs = 0
     for choice in itertools.islice(itertools.product(*[range(s) for s in sizes]), limit):
-        forcing = dict(zip(branching, choice))
+        forcing = dict(zip(branching, choice, strict=True))
         result = run_once(forcing)
         runs += 1
         taken = tuple(

@@ -65,11 +65,23 @@ from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Frozen, freeze, present, thaw
 from obelisk.interpreters.calls import (
-    CallCache, message_base, output_message, resolved_call, scoped_context,
+    CallCache,
+    message_base,
+    output_message,
+    resolved_call,
+    scoped_context,
 )
 from obelisk.interpreters.events import FINAL, Event, EventKind, Status
 from obelisk.interpreters.outcomes import (
-    Approve, Chose, Deny, Outcome, Raised, Replace, Returned, Verdict, as_verdict,
+    Approve,
+    Chose,
+    Deny,
+    Outcome,
+    Raised,
+    Replace,
+    Returned,
+    Verdict,
+    as_verdict,
 )
 from obelisk.interpreters.result import CallOutcome, RunResult, build_result
 
@@ -167,8 +179,10 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
     old = state.plan
     if not state.open:
         raise ValueError("the run is closed: begin(plan, open=True) to admit calls")
-    if len(plan.nodes) < len(old.nodes) or plan.nodes[:len(old.nodes)] != old.nodes:
-        raise ValueError("an admitted plan must keep the run's nodes first, unchanged")
+    if len(plan.nodes) < len(old.nodes) or any(
+            (a.index, a.instance, a.call) != (b.index, b.instance, b.call)
+            for a, b in zip(old.nodes, plan.nodes)):  # their writers may differ: new calls
+        raise ValueError("an admitted plan must keep the run's calls first, unchanged")
     status = state.status.extend([Status.PENDING] * (len(plan.nodes) - len(old.nodes)))
     waiting = pvector(
         sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)

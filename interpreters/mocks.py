@@ -81,8 +81,7 @@ def _check_raise(err: Any, where: str) -> list[str]:
 
 def _raise(mock: Mapping[str, Any], turn: Turn) -> Mocked:
     err = mock["raise"]
-    return Mocked(Raised(err["type"], err.get("message", err["type"]),
-                         err["data"] if "data" in err else MISSING))
+    return Mocked(Raised(err["type"], err.get("message", err["type"]), err.get("data", MISSING)))
 
 
 def _check_branch(path: Any, where: str) -> list[str]:

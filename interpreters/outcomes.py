@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 from attrs import frozen
 
@@ -40,7 +40,7 @@ class Raised:
 
 
 #: What one invocation produced; the machine's ``complete`` takes it apart with ``match``.
-Outcome: TypeAlias = Union[Returned, Chose, Raised]
+Outcome: TypeAlias = Returned | Chose | Raised
 
 
 # -- approval: what the hook answered ----------------------------------------------------
@@ -67,7 +67,7 @@ class Replace:
 
 
 #: What an approval hook decided about one ready call.
-Verdict: TypeAlias = Union[Approve, Deny, Replace]
+Verdict: TypeAlias = Approve | Deny | Replace
 
 
 def as_verdict(answer: Any) -> Verdict:
