@@ -19,7 +19,7 @@ from attrs import frozen
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters.machine import Invocation
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 

@@ -15,17 +15,30 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from attrs import field, frozen
 from pyrsistent import PMap
 
-from obelisk.compiler.parse import unescape_literal
+from obelisk.compiler.parse import parse_reference, unescape_literal
 from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.tools import Tool
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, NotJSONError
 from obelisk.core.messages import kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
-from obelisk.core.values import Frozen, thaw
+from obelisk.core.values import MISSING, Frozen, freeze, thaw
+
+
+@frozen
+class Invocation:
+    """A call ready to run: its node, the resolved call, the tool, the scoped context."""
+
+    node: int
+    call: dict[str, Any] = field(eq=False)
+    tool: Tool | None
+    context: Context
 
 
 class CallCache:
@@ -127,3 +140,45 @@ def output_message(node: Node, target: Reference, value: Frozen, date: str,
     :func:`obelisk.core.messages.output_message` with the node's fields."""
     return _output_message(target.kind, target.path, str(target), node.method,
                            node.instance, node.call, value, date, base)
+
+
+def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
+    """The error message a failed or refused call adds to the context (at the run's end)."""
+    error: dict[str, Any] = {"type": etype, "message": message}
+    if data is not MISSING:
+        error["data"] = data
+    out: dict[str, Any] = {"type": "error", "data": {"call": thaw(node.call), "error": error}}
+    if node.instance is not None:
+        out["_instance"] = node.instance
+    return out
+
+
+def json_or_repr(data: Any) -> Any:
+    """``data`` if it is JSON, else its repr (else its type's name).
+
+    An error's details that are not JSON are kept as their repr: the failure must still
+    be recorded, routed or not.
+    """
+    try:
+        freeze(data)
+    except NotJSONError:
+        try:
+            return repr(data)
+        except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
+            return type(data).__name__
+    return data
+
+
+def alternative_of(node: Node, path: str) -> int | None:
+    """The index of the alternative of the node's ``_outputPath`` that ``path`` names (a
+    reference to one of its targets), or None when it names none."""
+    if node.output is None:
+        return None
+    try:
+        chosen = parse_reference(path.strip())
+    except (ExpressionSyntaxError, TypeError):
+        return None
+    for alt, group in enumerate(node.output.alternatives):
+        if any(t.kind == chosen.kind and t.path == chosen.path for t in group.targets):
+            return alt
+    return None

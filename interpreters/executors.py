@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol, TypeAlias
 
 from attrs import field, frozen
 
-from obelisk.compiler.plan import CompiledPlan
-from obelisk.compiler.tools import Tool
+from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.tools import Tool, resolve_activity
 from obelisk.core.values import MISSING
 from obelisk.interpreters.activities import (
     FAILURES,
@@ -38,7 +38,7 @@ from obelisk.interpreters.activities import (
     latent_outcome,
     outcome_of_exception,
 )
-from obelisk.interpreters.machine import Invocation, executor_for
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.mocks import Counts, interpret
 from obelisk.interpreters.outcomes import Outcome, Raised, Returned
 
@@ -115,6 +115,18 @@ class Registry:
     mocks: Mapping[str, Any] | None = None
     counts: Counts | None = None
     example: ExampleOf | None = None
+
+
+def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]) -> str:
+    """The activity that runs a node (§7 step 4), or ``""`` when the call is latent.
+
+    The tool's explicit ``_activity``; else an activity registered under the tool's name;
+    else latent. Without a tool registry the tool's name is looked up directly.
+    """
+    tool = plan.tool_of(node)
+    if tool is not None:
+        return resolve_activity(tool, activity_names)
+    return node.tool if node.tool in activity_names else ""  # type: ignore[return-value]
 
 
 def choose_executor(plan: CompiledPlan, invocation: Invocation, registry: Registry) -> Execution:

@@ -22,55 +22,37 @@ Invariants (kept by every function here, stated once):
   aside in ``errors`` and appended by ``finish``, ordered by node (call index, instance).
 Scheduling touches only the successors of what finished: O(edges) for a whole run.
 
-The seams later layers build on:
-
-- **keep going** — ``begin(plan, isolate_invalid=True)`` accepts a plan with error
-  diagnostics: every node in ``plan.invalid`` finishes at once with status INVALID and an
-  error message of type ``Invalid`` whose data lists its diagnostics (code, message,
-  pointer). It writes nothing, so the calls reading what it would have written are skipped
-  as a dead branch by the usual rule.
-- **streaming** — ``begin(plan, open=True)`` starts an open run; ``admit(state, plan)``
-  takes a plan whose nodes extend the run's (same first nodes, new ones appended): new
-  nodes are PENDING, waiting for their unfinished predecessors. While the run is open, a
-  call reading a MISSING value that no call seen so far writes is parked (stays PENDING)
-  instead of being skipped; ``admit`` and ``close(state)`` put parked calls back among
-  the candidates, and after ``close`` the usual rule (``MissingValue``) applies.
-- **executors** — what runs a node is chosen in one place,
-  :func:`obelisk.interpreters.executors.choose_executor`.
-- **events** — every step an interpreter takes through this machine is a
-  :data:`~obelisk.interpreters.events.RunEvent` (Started, Decided, Finished, Cancelled,
-  Admitted, Closed) given to an optional observer; :func:`obelisk.interpreters.replay.replay`
-  applies the same functions to a recorded sequence and rebuilds the state.
-
-Every function here is pure: a new state is returned, the old one is unchanged (the
-per-run :class:`~obelisk.interpreters.calls.CallCache` only memoises).
+Seams (each function says more):
+- keep going: ``begin(plan, isolate_invalid=True)`` runs a plan with errors; each node of
+  ``plan.invalid`` ends at once as INVALID with an ``Invalid`` error listing its
+  diagnostics (code, message, pointer), writing nothing: its readers become dead branches;
+- streaming: ``begin(plan, open=True)``; ``admit(state, plan)`` appends new nodes, PENDING
+  on their unfinished predecessors; while open, a call reading a MISSING value that no call
+  seen so far writes is parked instead of skipped, until ``admit`` or ``close(state)``;
+- executors: what runs a node is chosen in ``executors.choose_executor`` only;
+- events: each step an interpreter takes here is a ``RunEvent`` for its observer, and
+  ``replay.replay`` rebuilds a state from them through these same functions.
+All functions are pure (the per-run ``CallCache`` only memoises).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from attrs import evolve, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.diagnostics import render_text
-from obelisk.compiler.parse import parse_reference
-from obelisk.compiler.plan import CompiledPlan, Node
-from obelisk.compiler.tools import Tool, resolve_activity, validate_output, validate_params
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.tools import validate_output, validate_params
 from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, PlanRefused, WriteError
+from obelisk.core.errors import NotJSONError, PlanRefused, WriteError
 from obelisk.core.messages import Write
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Frozen, freeze, present, thaw
-from obelisk.interpreters.calls import (
-    CallCache,
-    message_base,
-    output_message,
-    resolved_call,
-    scoped_context,
-)
+from obelisk.interpreters import calls
+from obelisk.interpreters.calls import CallCache, Invocation
 from obelisk.interpreters.events import FINAL, Event, EventKind, Status
 from obelisk.interpreters.outcomes import (
     Approve,
@@ -81,27 +63,12 @@ from obelisk.interpreters.outcomes import (
     Replace,
     Returned,
     Verdict,
-    as_verdict,
 )
 from obelisk.interpreters.result import CallOutcome, RunResult, build_result
 
-__all__ = [  # the machine, and the names it re-exports from their own modules
-    "FINAL", "Approve", "CallOutcome", "Chose", "Deny", "Event", "Invocation", "Outcome",
-    "PlanRefused", "Raised", "Replace", "Returned", "RunResult", "RunState", "Status",
-    "Verdict", "admit", "advance", "as_verdict", "begin", "cancel", "close", "complete",
-    "decide", "error_message", "executor_for", "finish", "message_base", "output_message",
-    "refuse", "resolved_call", "scoped_context",
-]
-
-
-@frozen
-class Invocation:
-    """A call ready to run: its node, the resolved call, the tool, the scoped context."""
-
-    node: int
-    call: dict[str, Any] = field(eq=False)
-    tool: Tool | None
-    context: Context
+#: Re-exported: these names were defined here before the machine was split.
+__all__ = ["Approve", "CallOutcome", "Deny", "Invocation", "PlanRefused", "Replace", "RunResult",
+           "Status"]
 
 
 @frozen
@@ -181,7 +148,7 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
         raise ValueError("the run is closed: begin(plan, open=True) to admit calls")
     if len(plan.nodes) < len(old.nodes) or any(
             (a.index, a.instance, a.call) != (b.index, b.instance, b.call)
-            for a, b in zip(old.nodes, plan.nodes)):  # their writers may differ: new calls
+            for a, b in zip(old.nodes, plan.nodes, strict=False)):  # writers may differ
         raise ValueError("an admitted plan must keep the run's calls first, unchanged")
     status = state.status.extend([Status.PENDING] * (len(plan.nodes) - len(old.nodes)))
     waiting = pvector(
@@ -259,7 +226,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         reason = f"dead branch: {', '.join(dead)} was not written"
         return _finish(state, node_id, Status.SKIPPED, reason,
                        Event(EventKind.SKIPPED, node_id, reason)), None
-    call = resolved_call(plan, node, values, state.cache)
+    call = calls.resolved_call(plan, node, values, state.cache)
     tool = plan.tool_of(node)
     if tool is not None:
         problems = validate_params(tool, call)
@@ -274,7 +241,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         trace=state.trace.append(Event(EventKind.STARTED, node_id)),
         open=state.open, cache=state.cache,
     )
-    return state, Invocation(node_id, call, tool, scoped_context(state.context, node))
+    return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
 
 
 # -- approval -----------------------------------------------------------------------------
@@ -324,7 +291,7 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = _json_or_repr(data)  # as in an error message (_fail)
+                    error["data"] = calls.json_or_repr(data)  # as in an error message (_fail)
                 return _write(state, node_id, len(output.alternatives) - 1, error, date,
                               f"{etype} routed to alternative {len(output.alternatives)}")
             return _fail(state, node_id, etype, message, data=data)
@@ -334,7 +301,7 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
                                Event(EventKind.EXECUTED, node_id))
             return _write(state, node_id, 0, value, date, "")
         case Chose(path=path, value=value):
-            alt = _alternative(node, path)
+            alt = calls.alternative_of(node, path)
             if alt is None:
                 declared = node.output_text or "(no _outputPath)"
                 return _fail(state, node_id, "BranchContract",
@@ -342,19 +309,6 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
                              f"{declared}")
             return _write(state, node_id, alt, value, date, f"chose alternative {alt + 1}")
     raise TypeError(f"not an outcome: {outcome!r}")  # pragma: no cover
-
-
-def _alternative(node: Node, path: str) -> int | None:
-    if node.output is None:
-        return None
-    try:
-        chosen = parse_reference(path.strip())
-    except (ExpressionSyntaxError, TypeError):
-        return None
-    for alt, group in enumerate(node.output.alternatives):
-        if any(t.kind == chosen.kind and t.path == chosen.path for t in group.targets):
-            return alt
-    return None
 
 
 def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note: str) -> RunState:
@@ -377,7 +331,7 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
         base = state.cache.base(node, alt, number, target)
         write = Write(target.kind, node.instance, target.path, node.method, frozen)
         context, error = context.append_write(
-            output_message(node, target, frozen, date, base), write)
+            calls.output_message(node, target, frozen, date, base), write)
         if error is not None:  # nothing of a failed fan-out is kept
             # Leave out the message's position in the context: it depends on timing,
             # and the report must not (SEMANTICS §7, determinism).
@@ -389,36 +343,12 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
     return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
 
 
-def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
-    """The error message a failed or refused call adds to the context (at the run's end)."""
-    error: dict[str, Any] = {"type": etype, "message": message}
-    if data is not MISSING:
-        error["data"] = data
-    out: dict[str, Any] = {"type": "error", "data": {"call": thaw(node.call), "error": error}}
-    if node.instance is not None:
-        out["_instance"] = node.instance
-    return out
-
-
-def _json_or_repr(data: Any) -> Any:
-    # An error's details that are not JSON are kept as their repr: the failure must still
-    # be recorded, routed or not.
-    try:
-        freeze(data)
-    except NotJSONError:
-        try:
-            return repr(data)
-        except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
-            return type(data).__name__
-    return data
-
-
 def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any = MISSING,
           status: Status = Status.FAILED, event: EventKind | None = None) -> RunState:
     node = state.plan.nodes[node_id]
     if data is not MISSING:
-        data = _json_or_repr(data)
-    errors = state.errors.set(node_id, error_message(node, etype, message, data))
+        data = calls.json_or_repr(data)
+    errors = state.errors.set(node_id, calls.error_message(node, etype, message, data))
     kind = event or (EventKind.SKIPPED if status is Status.SKIPPED else EventKind.FAILED)
     return _finish(state, node_id, status, f"{etype}: {message}",
                    Event(kind, node_id, f"{etype}: {message}"), errors=errors)
@@ -466,15 +396,3 @@ def finish(state: RunState, *, cancelled: bool = False) -> RunResult:
     """The result of a finished (or cancelled) run: error messages appended in order."""
     return build_result(state.plan, state.context, state.status, state.errors,
                         state.reasons, state.trace, cancelled=cancelled)
-
-
-def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]) -> str:
-    """The activity that runs a node (§7 step 4), or ``""`` when the call is latent.
-
-    The tool's explicit ``_activity``; else an activity registered under the tool's name;
-    else latent. Without a tool registry the tool's name is looked up directly.
-    """
-    tool = plan.tool_of(node)
-    if tool is not None:
-        return resolve_activity(tool, activity_names)
-    return node.tool if node.tool in activity_names else ""  # type: ignore[return-value]

@@ -18,7 +18,7 @@ from obelisk.compiler.plan import Node
 from obelisk.core.context import Context
 from obelisk.core.errors import MockError, WriteError
 from obelisk.core.values import MISSING, thaw
-from obelisk.interpreters.machine import Invocation
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 __all__ = ["FORMS", "MockError", "MockForm", "Mocked", "check_mocks", "interpret"]
