@@ -217,6 +217,7 @@ def _read_call(index: int, raw: Any, registry: ToolRegistry | None,
     except ValueError as exc:
         out.append(Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index))
         return None
+    assert isinstance(call, PMap)  # a Mapping freezes to a PMap
 
     # _tool: present, a string, and known when a registry is given.
     tool = call.get("_tool")

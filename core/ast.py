@@ -12,7 +12,7 @@ from typing import TypeAlias
 from attrs import frozen
 
 from obelisk.core.paths import Path, render_reference
-from obelisk.core.values import Json
+from obelisk.core.values import Scalar
 
 
 @frozen
@@ -44,7 +44,7 @@ class Reference:
 class Literal:
     """A JSON scalar written in the expression: 'text', "text", 12.5, true, false, null."""
 
-    value: Json
+    value: Scalar
     span: Span
 
 

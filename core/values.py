@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union, cast
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
@@ -20,8 +20,11 @@ from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its
 #: A plain JSON value, as ``json.loads`` makes it.
 Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
-#: A frozen JSON value (objects are PMap, arrays PVector).
-Frozen: TypeAlias = Any
+#: A JSON scalar (what a literal in an expression can be).
+Scalar: TypeAlias = None | bool | int | float | str
+
+#: A frozen JSON value (objects are PMap, arrays PVector), recursively.
+Frozen: TypeAlias = Union[None, bool, int, float, str, "PMap[str, Frozen]", "PVector[Frozen]"]
 
 
 class _Missing(enum.Enum):
@@ -63,7 +66,7 @@ def freeze(value: Any, pointer: str = "") -> Frozen:
 def _freeze(value: Any, depth: int) -> Frozen:
     t = type(value)
     if t is str or t is int or t is bool or value is None:
-        return value
+        return cast(Scalar, value)
     if t is dict or (t is not PMap and isinstance(value, Mapping)):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
@@ -113,9 +116,9 @@ def thaw(value: Frozen) -> Json:
     elif isinstance(value, PVector):
         out = []
     else:
-        return value  # type: ignore[no-any-return]
+        return value
     root = out
-    stack: list[tuple[Frozen, Any]] = [(value, out)]
+    stack: list[tuple[PMap[str, Frozen] | PVector[Frozen], Any]] = [(value, out)]
     while stack:
         src, dst = stack.pop()
         # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed objects
@@ -147,7 +150,7 @@ def is_array(value: object) -> bool:
     return isinstance(value, (PVector, list))
 
 
-def present(value: object) -> bool:
+def present(value: Frozen | Missing) -> TypeGuard[Frozen]:
     """True when a value is neither MISSING nor null (the test of ``||`` and ``&&``)."""
     return value is not MISSING and value is not None
 

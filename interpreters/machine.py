@@ -50,7 +50,7 @@ from obelisk.core.errors import NotJSONError, PlanRefused, WriteError
 from obelisk.core.messages import Write
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, Frozen, freeze, present, thaw
+from obelisk.core.values import MISSING, Frozen, Missing, freeze, present, thaw
 from obelisk.interpreters import calls
 from obelisk.interpreters.calls import CallCache, Invocation
 from obelisk.interpreters.events import FINAL, Event, EventKind, Status
@@ -203,6 +203,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     values: dict[Path, Frozen] = {}
     dead: list[str] = []
     missing: list[str] = []
+    value: Frozen | Missing
     for param in node.params:
         try:
             value = evaluate(param.expr, lookup)

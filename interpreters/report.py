@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pyrsistent import PMap, PVector
+
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
@@ -41,7 +43,7 @@ def report(result: RunResult) -> dict[str, Any]:
         "status": result.status.value,
         "diagnostics": [d.to_json() for d in result.plan.diagnostics],
         "calls": [c.to_json() for c in result.calls],
-        "errors": [thaw(e) if not isinstance(e, dict) else e for e in result.errors],
+        "errors": [thaw(e) if isinstance(e, (PMap, PVector)) else e for e in result.errors],
         "views": views(result.context),
         "trace": list(result.trace),
     }
