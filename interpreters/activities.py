@@ -37,7 +37,8 @@ class Activity(Protocol):
     def __call__(self, call: dict[str, Any], tool: Any, context: Context) -> Any: ...
 
 
-Activities: TypeAlias = Mapping[str, Callable[..., Any]]
+#: Activities by name, as the interpreters take them.
+Activities: TypeAlias = Mapping[str, "Activity"]
 
 
 def outcome_of_value(value: Any) -> Outcome:

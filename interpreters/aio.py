@@ -61,8 +61,7 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     with gc_tuned():
-        run = _Run(begin(plan, context), invoke, clock, timeout,
-                   observer if observer is not None else _ignore)
+        run = _Run(begin(plan, context), invoke, clock, timeout, observer)
         return await _drive_async(run, approve, max_concurrency)
 
 
@@ -79,7 +78,7 @@ class _Run:
                  "queued", "stopping")
 
     def __init__(self, state: RunState, invoke: AsyncExecutor, clock: Callable[[], str],
-                 timeout: float | None, tell: Observer) -> None:
+                 timeout: float | None, tell: Observer | None) -> None:
         self.state = state
         self.invoke = invoke
         self.clock = clock
@@ -97,8 +96,9 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
     try:
         while True:
             run.state, ready = advance(run.state)
-            for invocation in ready:
-                run.tell(Started(invocation.node, invocation.call))
+            if run.tell is not None:  # events are made only for an observer
+                for invocation in ready:
+                    run.tell(Started(invocation.node, invocation.call))
             for invocation in ready:
                 if approve is not None:
                     answer = approve(dict(invocation.call))
@@ -106,7 +106,8 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                         answer = await answer
                     verdict = as_verdict(answer)
                     run.state, next_step = decide(run.state, invocation, verdict)
-                    run.tell(Decided(invocation.node, verdict))
+                    if run.tell is not None:
+                        run.tell(Decided(invocation.node, verdict))
                     if next_step is None:
                         continue
                     invocation = next_step
@@ -136,7 +137,8 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
         while not run.finished.empty():
             late.append(run.finished.get_nowait())
         _settle(run, [item for item in late if not isinstance(item[1], Abort)])
-        run.tell(Cancelled())
+        if run.tell is not None:
+            run.tell(Cancelled())
         return finish(cancel(run.state), cancelled=True)  # finished results are kept
     return finish(run.state)
 
@@ -173,11 +175,8 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
         run.tasks.pop(node, None)
         date = run.clock()
         run.state = complete(run.state, node, outcome, date)
-        run.tell(Finished(node, outcome, date))
-
-
-def _ignore(event: object) -> None:
-    """The observer of a run nobody watches."""
+        if run.tell is not None:
+            run.tell(Finished(node, outcome, date))
 
 
 @frozen
