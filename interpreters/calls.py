@@ -2,16 +2,21 @@
 activity receives, the messages its results become, and the context it may see (§7.5).
 
 The per-node parts that never change (the call as JSON text, each output message's fixed
-fields) are cached in a :class:`CallCache`. The cache belongs to one run (``begin`` makes
-it and the run state carries it): the compiler's ``CompiledPlan`` stays a frozen value
-with nothing written into it, and a run's cache is released with the run. It is not keyed
-by plan in a ``WeakKeyDictionary`` because a frozen attrs plan hashes by value, which
-costs O(plan) on every lookup.
+fields) are cached in a :class:`CallCache`, one per plan object, found with
+:func:`cache_of` and carried by the run state. The cache lives here, in the interpreter
+layer: the compiler's ``CompiledPlan`` stays a frozen value with nothing written into it.
+It is keyed by the plan's identity and dropped when the plan is collected (a weak
+reference), not held in a ``WeakKeyDictionary``: a frozen attrs plan hashes by value,
+which would cost O(plan) on every lookup. Sharing it between runs of one plan matters:
+a dry run's exploration, or a service running the same plan again, would otherwise
+rebuild every template each run.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,17 +47,19 @@ class Invocation:
 
 
 class CallCache:
-    """What a run derives once per node: call templates and output-message bases.
+    """What runs derive once per node of a plan: call templates and output-message bases.
 
     A memo of pure functions of immutable nodes, so sharing or dropping it never changes
-    a result; it is the one mutable object a run holds, and only this module touches it.
+    a result (two threads filling one key store equal values); only this module touches it.
     """
 
-    __slots__ = ("templates", "bases")
+    __slots__ = ("templates", "bases", "plan")
 
-    def __init__(self) -> None:
+    def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, str] = {}
         self.bases: dict[tuple[int, int, int], PMap[str, Any]] = {}
+        #: The plan this cache is for (a weak reference), when shared through cache_of.
+        self.plan = plan
 
     def template(self, node: Node) -> str:
         """The node's call as JSON text, ready to be copied (see :func:`resolved_call`)."""
@@ -68,6 +75,25 @@ class CallCache:
         if base is None:
             base = self.bases[key] = message_base(node, target)
         return base
+
+
+#: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
+_CACHES: dict[int, CallCache] = {}
+
+
+def cache_of(plan: CompiledPlan) -> CallCache:
+    """The call cache of ``plan`` (this very object), made on first use."""
+    key = id(plan)
+    cache = _CACHES.get(key)
+    if cache is None or cache.plan is None or cache.plan() is not plan:
+        # The callback runs when the plan is freed, before its id can be reused.
+        ref = weakref.ref(plan, functools.partial(_forget, key))
+        cache = _CACHES[key] = CallCache(ref)
+    return cache
+
+
+def _forget(key: int, _: weakref.ref[CompiledPlan]) -> None:
+    _CACHES.pop(key, None)
 
 
 def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],

@@ -20,9 +20,10 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import MockError  # re-exported: its old home
-from obelisk.core.values import MISSING
+from obelisk.core.values import MISSING, Json
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import Observer, clock_of, prepare
+from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor, sync_executor
 from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
@@ -30,7 +31,7 @@ from obelisk.interpreters.machine import Invocation
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.report import invalid_report, report, views
-from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.result import CallOutcome, RunResult
 from obelisk.interpreters.sync import drive_sync
 
 __all__ = [
@@ -56,26 +57,32 @@ class DryRunResult:
 
     @property
     def context(self) -> Context:
+        """The final context of the first run."""
         return self.run.context
 
     @property
-    def calls(self) -> Any:
+    def calls(self) -> tuple[CallOutcome, ...]:
+        """Each call's outcome in the first run."""
         return self.run.calls
 
     @property
-    def errors(self) -> Any:
+    def errors(self) -> tuple[Json, ...]:
+        """The error messages of the first run."""
         return self.run.errors
 
     @property
-    def trace(self) -> Any:
+    def trace(self) -> tuple[dict[str, Any], ...]:
+        """The trace of the first run."""
         return self.run.trace
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatus:
+        """How the first run ended."""
         return self.run.status
 
     @property
     def plan(self) -> CompiledPlan:
+        """The compiled plan that ran."""
         return self.run.plan
 
     def report(self) -> dict[str, Any]:

@@ -86,7 +86,7 @@ class RunState:
     trace: PVector[Event]
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
-    #: This run's memo of call templates and message bases (not part of the value).
+    #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
     @property
@@ -117,6 +117,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
         status=pvector([Status.PENDING] * len(plan.nodes)), waiting=waiting,
         candidates=tuple(n for n, count in enumerate(waiting) if count == 0 and n not in invalid),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
+        cache=calls.cache_of(plan),
     )
     for node_id in sorted(invalid):
         state = _invalid(state, node_id)
@@ -153,7 +154,7 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
     status = state.status.extend([Status.PENDING] * (len(plan.nodes) - len(old.nodes)))
     waiting = pvector(
         sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)
-    state = evolve(state, plan=plan, status=status, waiting=waiting)
+    state = evolve(state, plan=plan, status=status, waiting=waiting, cache=calls.cache_of(plan))
     return _recandidate(state)
 
 

@@ -212,3 +212,18 @@ def test_every_interpreter_reports_the_observer_events_of_one_run() -> None:
             clock=lambda: DATE)
     assert seen["sync"] == seen["asyncio"] == seen["dry"]
     assert len(seen["sync"]) == 2
+
+
+def test_every_node_of_an_invalid_cycle_ends_invalid_and_its_readers_are_skipped() -> None:
+    plan = plan_of([
+        {"_tool": "a", "x": "†state.b", "_outputPath": "†state.a"},
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "c", "x": "†state.a", "_outputPath": "†state.c"},
+    ])
+    assert not plan.ok  # a cycle
+    cycle = tuple(d for d in plan.errors)
+    plan = evolve(plan, invalid=pmap({0: cycle, 1: cycle}))
+    state, ready = advance(begin(plan, isolate_invalid=True))
+    assert ready == ()
+    assert list(state.status) == [Status.INVALID, Status.INVALID, Status.SKIPPED]
+    assert finish(state).status == "completed"
