@@ -227,3 +227,18 @@ def test_every_node_of_an_invalid_cycle_ends_invalid_and_its_readers_are_skipped
     assert ready == ()
     assert list(state.status) == [Status.INVALID, Status.INVALID, Status.SKIPPED]
     assert finish(state).status == "completed"
+
+
+def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
+    import gc
+
+    from obelisk.interpreters import calls
+
+    plan = plan_of([{"_tool": "a", "_outputPath": "†state.a"}])
+    other = plan_of([{"_tool": "a", "_outputPath": "†state.a"}])  # equal, not the same
+    assert calls.cache_of(plan) is calls.cache_of(plan) is begin(plan).cache
+    assert calls.cache_of(other) is not calls.cache_of(plan)
+    key = id(plan)
+    del plan
+    gc.collect()
+    assert key not in calls._CACHES
