@@ -164,7 +164,8 @@ def normalise(message: Any) -> Write | None:
     path: Path = ()
     if out is not None:
         path = _output_path_of(out, kind)
-    method = _method_of(message.get("_outputMethod"), Method.SET if out is not None else Method.MERGE)
+    default = Method.SET if out is not None else Method.MERGE
+    method = _method_of(message.get("_outputMethod"), default)
     value = _held_at(data, path, out or "", "/" + payload_key if payload_key in message else "")
     return Write(kind=kind, instance=instance, path=path, method=method, value=value)
 

@@ -28,11 +28,11 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
-    Invocation,
     RunState,
     advance,
     begin,

@@ -22,12 +22,12 @@ from obelisk.core.context import Context
 from obelisk.core.errors import MockError  # re-exported: its old home
 from obelisk.core.values import MISSING, Json
 from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import Observer, clock_of, prepare
 from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor, sync_executor
 from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
-from obelisk.interpreters.machine import Invocation
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.report import invalid_report, report, views

@@ -98,7 +98,8 @@ def explore(plan: CompiledPlan, run_once: Callable[[Mapping[int, int]], RunResul
             limit: int = EXPLORE_LIMIT) -> Exploration:
     """Run ``run_once`` for every combination of alternatives of the branching calls (at
     most ``limit``); list each distinct set of choices actually taken once."""
-    branching = [n.id for n in plan.nodes if n.output is not None and len(n.output.alternatives) > 1]
+    branching = [n.id for n in plan.nodes
+                 if n.output is not None and len(n.output.alternatives) > 1]
     sizes = [len(plan.nodes[n].output.alternatives) for n in branching]  # type: ignore[union-attr]
     total = 1
     for size in sizes:

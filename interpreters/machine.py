@@ -32,7 +32,7 @@ Seams (each function says more):
 - executors: what runs a node is chosen in ``executors.choose_executor`` only;
 - events: each step an interpreter takes here is a ``RunEvent`` for its observer, and
   ``replay.replay`` rebuilds a state from them through these same functions.
-All functions are pure (the per-run ``CallCache`` only memoises).
+All functions are pure (the plan's ``CallCache`` only memoises).
 """
 
 from __future__ import annotations
@@ -67,8 +67,7 @@ from obelisk.interpreters.outcomes import (
 from obelisk.interpreters.result import CallOutcome, RunResult, build_result
 
 #: Re-exported: these names were defined here before the machine was split.
-__all__ = ["Approve", "CallOutcome", "Deny", "Invocation", "PlanRefused", "Replace", "RunResult",
-           "Status"]
+__all__ = ["Approve", "CallOutcome", "Deny", "PlanRefused", "Replace", "RunResult", "Status"]
 
 
 @frozen

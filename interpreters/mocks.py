@@ -165,7 +165,8 @@ _COMMON = ("value", "delay_ms")
 def check_mocks(mocks: Mapping[str, Any]) -> None:
     """Raise :class:`MockError` unless every mock has a valid form (every problem listed)."""
     if not isinstance(mocks, Mapping):
-        raise MockError([f"mocks must be an object of tool name -> mock, got {type(mocks).__name__}"])
+        raise MockError(
+            [f"mocks must be an object of tool name -> mock, got {type(mocks).__name__}"])
     problems: list[str] = []
     for tool, mock in mocks.items():
         if not callable(mock):
@@ -179,7 +180,8 @@ def mock_problems(mock: Any, where: str) -> list[str]:
     if not isinstance(mock, Mapping):
         return [f"{where}: a mock is an object such as {{\"return\": ...}}"]
     forms = [k for k in FORMS if k in mock]
-    problems = [f"{where}: unknown field {k!r}" for k in mock if k not in FORMS and k not in _COMMON]
+    problems = [f"{where}: unknown field {k!r}"
+                for k in mock if k not in FORMS and k not in _COMMON]
     if len(forms) != 1:
         problems.append(f"{where}: give exactly one of {', '.join(FORMS)} (got {forms or 'none'})")
         return problems

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.events import (
     Admitted,
     Cancelled,
@@ -23,7 +24,6 @@ from obelisk.interpreters.events import (
     Status,
 )
 from obelisk.interpreters.machine import (
-    Invocation,
     RunState,
     admit,
     advance,
