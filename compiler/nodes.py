@@ -116,10 +116,6 @@ class CompiledPlan:
     tools: ToolRegistry | None
     instanced: bool
     invalid: PMap[int, tuple[Diagnostic, ...]] = field(factory=pmap)
-    #: A cache of values derived from the plan (per-node templates the interpreters
-    #: build once); not part of the plan's value. (To go once the interpreters keep their
-    #: caches themselves.)
-    memo: dict[Any, Any] = field(factory=dict, init=False, eq=False, repr=False, hash=False)
 
     @property
     def ok(self) -> bool:

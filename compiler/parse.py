@@ -19,11 +19,16 @@ from typing import Any
 from attrs import frozen
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import (
-    UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
 )
 
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
 from obelisk.core.errors import ExpressionSyntaxError
+from obelisk.core.messages import use_reference_parser
 from obelisk.core.paths import Path
 
 #: The whitespace allowed around operators and parentheses, and trimmed at the end.
@@ -381,3 +386,8 @@ def _to_output(expr: object, text: str) -> OutputExpr:
         groups.append(FanOut(refs, alt.span))
     assert isinstance(expr, (Or, And, Reference))
     return OutputExpr(tuple(groups), expr.span)
+
+
+# core reads a message's _outputPath with this grammar, but core is the lowest layer and
+# cannot import it: the compiler plugs its parser in (importing obelisk imports this).
+use_reference_parser(parse_reference)

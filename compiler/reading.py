@@ -68,6 +68,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReadin
     except ValueError as exc:
         return CallReading(None, (
             Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index),))
+    assert isinstance(call, PMap)  # a Mapping freezes to a PMap
     tool = call.get("_tool")
     tool_name = tool if isinstance(tool, str) and tool else None
     report: _Report = partial(Diagnostic, call=index, tool=tool_name)

@@ -7,12 +7,12 @@ group of references joined by ``&&``. Nodes hold no lark objects.
 
 from __future__ import annotations
 
-from typing import TypeAlias, Union
+from typing import TypeAlias
 
 from attrs import frozen
 
 from obelisk.core.paths import Path, render_reference
-from obelisk.core.values import Json
+from obelisk.core.values import Scalar
 
 
 @frozen
@@ -44,7 +44,7 @@ class Reference:
 class Literal:
     """A JSON scalar written in the expression: 'text', "text", 12.5, true, false, null."""
 
-    value: Json
+    value: Scalar
     span: Span
 
 
@@ -64,7 +64,7 @@ class And:
     span: Span
 
 
-Expr: TypeAlias = Union[Reference, Literal, Or, And]
+Expr: TypeAlias = Reference | Literal | Or | And
 
 
 @frozen

@@ -18,11 +18,11 @@ from typing import Any
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
-from obelisk.core.errors import MessageError, WriteError
+from obelisk.core.errors import MessageError, NotJSONError, WriteError
 from obelisk.core.messages import Write, normalise
 from obelisk.core.methods import apply_write
 from obelisk.core.paths import Path, get_in
-from obelisk.core.values import MISSING, Frozen, Json, Missing, NotJSONError, freeze, thaw
+from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze, thaw
 
 #: A view: the folded value of a layer, or the error that broke the fold.
 View = tuple["Frozen | Missing", "WriteError | None"]

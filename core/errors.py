@@ -9,6 +9,9 @@ are translated at the boundary with ``raise ... from None``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from obelisk.core.text import caret_line, excerpt
 
 
 class ObeliskError(Exception):
@@ -42,12 +45,9 @@ class ExpressionSyntaxError(ObeliskError, ValueError):
 
     def render(self) -> str:
         """The error as a compiler would print it: reason, the expression, a caret."""
-        shown, offset = _excerpt(self.expression, self.column - 1)
-        width = max(1, min(self.end - self.column, len(shown) - offset))
         lines = [
             f"{self.reason} at column {self.column}",
-            f"  {shown}",
-            "  " + " " * offset + "^" * width,
+            caret_line(self.expression, self.column - 1, self.end - 1, indent="  "),
         ]
         if self.expected:
             lines.append("expected " + _one_of(self.expected))
@@ -129,26 +129,63 @@ class WriteError(ObeliskError, ValueError):
         )
 
 
+class NotJSONError(ObeliskError, ValueError):
+    """A value is not JSON (a set, bytes, NaN, a non-string key, a cycle...).
+
+    ``pointer`` is a JSON Pointer to the offending part of the value.
+    """
+
+    def __init__(self, reason: str, pointer: str) -> None:
+        self.reason = reason
+        self.pointer = pointer
+        shown = pointer if len(pointer) <= 120 else pointer[:60] + "…" + pointer[-40:]
+        super().__init__(f"{reason} at {shown or '/'}")
+
+
+class PlanRefused(ObeliskError):
+    """A plan with error diagnostics cannot run; ``diagnostics`` says why.
+
+    ``rendered`` holds the text of (at most the first ten of) those diagnostics, as the
+    compiler renders them: core does not know how diagnostics print.
+    """
+
+    def __init__(self, plan: Any, rendered: Sequence[str] = ()) -> None:
+        self.plan = plan
+        self.diagnostics = plan.errors
+        shown = "\n".join(list(rendered)[:10])
+        more = len(self.diagnostics) - 10
+        super().__init__(
+            f"the plan has {len(self.diagnostics)} error(s) and cannot run:\n{shown}"
+            + (f"\n... and {more} more" if more > 0 else "")
+        )
+
+
+class MockError(ObeliskError, ValueError):
+    """A mock is not one of the mock forms; ``problems`` lists each."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("invalid mocks:\n" + "\n".join(f"  {p}" for p in self.problems))
+
+
+class ActivityError(ObeliskError):
+    """Raised by an activity to fail with a chosen error ``type``, ``message`` and ``data``."""
+
+    def __init__(self, type: str, message: str, data: Any = None) -> None:
+        self.type = type
+        self.message = message
+        self.data = data
+        super().__init__(f"{type}: {message}")
+
+
 def _one_of(options: Sequence[str]) -> str:
     if len(options) == 1:
         return options[0]
     return "one of: " + ", ".join(options)
 
 
-def _excerpt(text: str, offset: int, width: int = 100) -> tuple[str, int]:
-    """A window of at most ``width`` characters of ``text`` around ``offset``.
-
-    Long expressions (up to the length limit) are cut so the caret line stays readable.
-    Returns the window and the offset of ``offset`` inside it.
-    """
-    text = text.replace("\n", " ").replace("\t", " ")
-    if len(text) <= width:
-        return text, offset
-    start = max(0, min(offset - width // 2, len(text) - width))
-    shown = text[start:start + width]
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if start + width < len(text) else ""
-    return prefix + shown + suffix, offset - start + len(prefix)
+#: Kept for callers of the old private name; the rule lives in :mod:`obelisk.core.text`.
+_excerpt = excerpt
 
 
 class PlanError(ObeliskError, ValueError):

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import frozen
+from pyrsistent import PMap, pmap
 
-from obelisk.core.errors import ExpressionSyntaxError, MessageError
+from obelisk.core.ast import Reference
+from obelisk.core.errors import ExpressionSyntaxError, MessageError, NotJSONError
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, render_reference
-from pyrsistent import PMap
-
-from obelisk.core.values import Frozen, NotJSONError, freeze
+from obelisk.core.values import Frozen, freeze
 
 #: Message types that carry data, with the key holding their payload.
 PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "state"}
@@ -43,6 +43,79 @@ class Write:
     path: Path
     method: Method
     value: Frozen
+
+
+class ReferenceParser(Protocol):
+    """Parses exactly one concrete reference (``†kind.a.b``); raises
+    :class:`ExpressionSyntaxError` for anything else."""
+
+    def __call__(self, text: str) -> Reference: ...
+
+
+class _Parsers:
+    """Where the reference parser is plugged in.
+
+    The grammar lives in the compiler, a layer above core: core must not import it, so the
+    compiler's parser is injected here when the compiler is imported (see
+    :func:`use_reference_parser`). Only messages with an ``_outputPath`` need it.
+    """
+
+    reference: ReferenceParser | None = None
+
+
+def use_reference_parser(parser: ReferenceParser) -> None:
+    """Plug in the parser :func:`normalise` uses for a message's ``_outputPath``."""
+    _Parsers.reference = parser
+
+
+def kind_of(message: Mapping[str, Any]) -> str | None:
+    """The kind a message is filed under: a data message's ``kind`` (default its type),
+    any other message's ``type``; None when the type is not a string.
+
+    This reads without checking (see :func:`normalise` for the checks).
+    """
+    mtype = message.get("type")
+    if not isinstance(mtype, str):
+        return None
+    if mtype in PAYLOAD_KEYS:
+        kind = message.get("kind", mtype)
+        return kind if isinstance(kind, str) else None
+    return mtype
+
+
+def message_base(
+    kind: str, path_text: str, method: Method, call: Frozen, instance: str | None,
+) -> PMap[str, Any]:
+    """The part of an output message that is the same every time a call writes a target:
+    type, kind, ``_outputPath`` (``path_text``, the target as written), ``_outputMethod``,
+    ``_call`` and ``_instance``."""
+    base: dict[str, Any] = {
+        "type": "data", "kind": kind, "_outputPath": path_text,
+        "_outputMethod": method.value, "_call": call,
+    }
+    if instance is not None:
+        base["_instance"] = instance
+    return pmap(base)
+
+
+def output_message(
+    kind: str, path: Path, path_text: str, method: Method, instance: str | None,
+    call: Frozen, value: Frozen, date: str, base: PMap[str, Any] | None = None,
+) -> PMap[str, Any]:
+    """The data message that writes ``value`` at ``†kind.path`` (the inverse of
+    :func:`normalise`, which gives back that write), built frozen.
+
+    ``value`` is nested along ``path`` in ``data``, an index as its decimal text; ``base``
+    is :func:`message_base`'s result when the caller has it cached.
+    """
+    data: Any = value
+    for segment in reversed(path):
+        data = pmap({str(segment): data})
+    message = (base if base is not None else
+               message_base(kind, path_text, method, call, instance)).evolver()
+    message["data"] = data
+    message["_date"] = date
+    return message.persistent()
 
 
 def is_reserved(key: str) -> bool:
@@ -91,7 +164,8 @@ def normalise(message: Any) -> Write | None:
     path: Path = ()
     if out is not None:
         path = _output_path_of(out, kind)
-    method = _method_of(message.get("_outputMethod"), Method.SET if out is not None else Method.MERGE)
+    default = Method.SET if out is not None else Method.MERGE
+    method = _method_of(message.get("_outputMethod"), default)
     value = _held_at(data, path, out or "", "/" + payload_key if payload_key in message else "")
     return Write(kind=kind, instance=instance, path=path, method=method, value=value)
 
@@ -133,11 +207,15 @@ def _method_of(raw: Any, default: Method) -> Method:
 
 
 def _output_path_of(raw: Any, kind: str) -> Path:
-    # Local import: the grammar lives in the compiler, which itself imports core.
-    from obelisk.compiler.parse import parse_reference
-
     if not isinstance(raw, str):
         raise MessageError("_outputPath must be a reference string", pointer="/_outputPath")
+    parse_reference = _Parsers.reference
+    if parse_reference is None:  # pragma: no cover - the compiler plugs it in on import
+        raise MessageError(
+            "_outputPath cannot be read: no reference parser is plugged in (import "
+            "obelisk.compiler, or call obelisk.core.messages.use_reference_parser)",
+            pointer="/_outputPath",
+        )
     try:
         ref = parse_reference(raw)
     except ExpressionSyntaxError as exc:

@@ -12,9 +12,11 @@ import enum
 from collections.abc import Callable
 
 from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent.typing import PMapEvolver
 
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_path
+from obelisk.core.text import article
 from obelisk.core.values import MISSING, Frozen, Missing, json_type
 
 
@@ -40,7 +42,7 @@ def _merge(old: Frozen | Missing, new: Frozen) -> Frozen:
     # children), then fold the levels back bottom-up into their parents.
     if not (isinstance(old, PMap) and isinstance(new, PMap)):
         return new
-    levels: list[tuple[Frozen, int, str]] = []  # (evolver, parent level, key in parent)
+    levels: list[tuple[PMapEvolver[str, Frozen], int, str]] = []  # (evolver, parent, key)
     todo: list[tuple[PMap[str, Frozen], PMap[str, Frozen], int, str]] = [(old, new, -1, "")]
     while todo:
         old_level, new_level, parent, parent_key = todo.pop()
@@ -61,7 +63,8 @@ def _merge(old: Frozen | Missing, new: Frozen) -> Frozen:
 def _assign(old: Frozen | Missing, new: Frozen) -> Frozen:
     # assign: shallow. Top-level keys of the new object replace those of the old one.
     if isinstance(old, PMap) and isinstance(new, PMap):
-        return old.update(new)
+        merged: PMap[str, Frozen] = old.update(new)
+        return merged
     return new
 
 
@@ -109,11 +112,9 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
         # The location is rendered only for an error: rendering it at every step made a
         # write quadratic in the path's length.
         if isinstance(node, PMap):
-            key: str | int = (
-                segment if isinstance(segment, str) else _decimal_key(segment, path, depth)
-            )
-            spine.append((node, key))
-            node = node.get(key, MISSING)
+            name = segment if isinstance(segment, str) else _decimal_key(segment, path, depth)
+            spine.append((node, name))
+            node = node.get(name, MISSING)
         elif isinstance(node, PVector):
             if not isinstance(segment, int):
                 raise WriteError(
@@ -147,8 +148,10 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
             assert isinstance(key, int)
             node = container.set(key, node)
         elif isinstance(container, PMap):
+            assert isinstance(key, str)  # an object's key (an index became its decimal text)
             node = container.set(key, node)
         else:  # MISSING: create the object on the way
+            assert isinstance(key, str)  # an index below MISSING raised above
             node = pmap({key: node})
     return node
 
@@ -167,4 +170,4 @@ def _where(path: Path, depth: int) -> str:
 
 
 def _a(type_name: str) -> str:
-    return ("an " if type_name[0] in "aeiou" else "a ") + type_name
+    return article(type_name)

@@ -62,7 +62,7 @@ def overlaps(a: Path, b: Path) -> bool:
     unless both have the same sign and differ; an index n >= 0 overlaps the key ``str(n)``
     (on an object, that index is that key).
     """
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):  # a prefix of the longer one
         if x == y or _same_key(x, y) or _same_key(y, x):
             continue
         if isinstance(x, int) and isinstance(y, int) and (x < 0) != (y < 0):

@@ -11,15 +11,20 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, Union
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union, cast
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
-#: A plain JSON value, as ``json.loads`` makes it.
-Json: TypeAlias = Union[None, bool, int, float, str, list["Json"], dict[str, "Json"]]
+from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its old home
 
-#: A frozen JSON value (objects are PMap, arrays PVector).
-Frozen: TypeAlias = Any
+#: A plain JSON value, as ``json.loads`` makes it.
+Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
+
+#: A JSON scalar (what a literal in an expression can be).
+Scalar: TypeAlias = None | bool | int | float | str
+
+#: A frozen JSON value (objects are PMap, arrays PVector), recursively.
+Frozen: TypeAlias = Union[None, bool, int, float, str, "PMap[str, Frozen]", "PVector[Frozen]"]
 
 
 class _Missing(enum.Enum):
@@ -39,16 +44,6 @@ class _Missing(enum.Enum):
 #: The value of a path that does not exist. Distinct from JSON ``null``.
 MISSING: Final = _Missing.MISSING
 Missing: TypeAlias = Literal[_Missing.MISSING]
-
-
-class NotJSONError(ValueError):
-    """A value is not JSON (a set, bytes, NaN, a non-string key, a cycle...)."""
-
-    def __init__(self, reason: str, pointer: str) -> None:
-        self.reason = reason
-        self.pointer = pointer
-        shown = pointer if len(pointer) <= 120 else pointer[:60] + "…" + pointer[-40:]
-        super().__init__(f"{reason} at {shown or '/'}")
 
 
 #: Deepest nesting of a JSON value obelisk accepts (objects and arrays inside each other).
@@ -71,7 +66,7 @@ def freeze(value: Any, pointer: str = "") -> Frozen:
 def _freeze(value: Any, depth: int) -> Frozen:
     t = type(value)
     if t is str or t is int or t is bool or value is None:
-        return value
+        return cast(Scalar, value)
     if t is dict or (t is not PMap and isinstance(value, Mapping)):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
@@ -121,9 +116,9 @@ def thaw(value: Frozen) -> Json:
     elif isinstance(value, PVector):
         out = []
     else:
-        return value  # type: ignore[no-any-return]
+        return value
     root = out
-    stack: list[tuple[Frozen, Any]] = [(value, out)]
+    stack: list[tuple[PMap[str, Frozen] | PVector[Frozen], Any]] = [(value, out)]
     while stack:
         src, dst = stack.pop()
         # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed objects
@@ -155,7 +150,7 @@ def is_array(value: object) -> bool:
     return isinstance(value, (PVector, list))
 
 
-def present(value: object) -> bool:
+def present(value: Frozen | Missing) -> TypeGuard[Frozen]:
     """True when a value is neither MISSING nor null (the test of ``||`` and ``&&``)."""
     return value is not MISSING and value is not None
 

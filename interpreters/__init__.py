@@ -8,14 +8,20 @@ if __name__ != "obelisk.interpreters":
 
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import drive_async, run_async
-from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run, report
-from obelisk.interpreters.machine import (
-    Approve, CallOutcome, Deny, PlanRefused, Replace, RunResult, RunState, Status,
-)
+from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
+from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
+from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
+from obelisk.interpreters.machine import PlanRefused, RunState
+from obelisk.interpreters.outcomes import Approve, Deny, Replace
+from obelisk.interpreters.replay import replay
+from obelisk.interpreters.report import report, views
+from obelisk.interpreters.result import CallOutcome, RunResult
 from obelisk.interpreters.sync import drive_sync, run_sync
 
 __all__ = [
-    "Activity", "ActivityError", "Approve", "Branch", "CallOutcome", "Deny", "DryRunResult", "MockError",
-    "PlanRefused", "Replace", "RunResult", "RunState", "Status", "drive_async", "drive_sync",
-    "dry_run", "report", "run_async", "run_sync",
+    "Activity", "ActivityError", "Approve", "Branch", "CallOutcome", "Deny", "DryRunResult",
+    "EventKind", "LatentExecutor", "MockError", "PlanRefused", "Registry", "Replace",
+    "RunEvent", "RunResult", "RunState", "RunStatus", "Status", "choose_executor",
+    "drive_async", "drive_sync", "dry_run", "replay", "report", "run_async", "run_sync",
+    "views",
 ]

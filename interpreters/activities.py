@@ -17,9 +17,10 @@ from typing import Any, Protocol, TypeAlias
 from attrs import frozen
 
 from obelisk.core.context import Context
-from obelisk.core.errors import ObeliskError
+from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters.machine import Chose, Invocation, Outcome, Raised, Returned
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 
 @frozen
@@ -30,23 +31,14 @@ class Branch:
     value: Any = None
 
 
-class ActivityError(ObeliskError):
-    """Raised by an activity to fail with a chosen error ``type``, ``message`` and ``data``."""
-
-    def __init__(self, type: str, message: str, data: Any = None) -> None:
-        self.type = type
-        self.message = message
-        self.data = data
-        super().__init__(f"{type}: {message}")
-
-
 class Activity(Protocol):
     """The signature of an activity (and of a latent executor or a mock function)."""
 
     def __call__(self, call: dict[str, Any], tool: Any, context: Context) -> Any: ...
 
 
-Activities: TypeAlias = Mapping[str, Callable[..., Any]]
+#: Activities by name, as the interpreters take them.
+Activities: TypeAlias = Mapping[str, "Activity"]
 
 
 def outcome_of_value(value: Any) -> Outcome:
@@ -101,7 +93,7 @@ def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
 def is_async(fn: Callable[..., Any]) -> bool:
     """True for ``async def`` functions (and callables whose ``__call__`` is one)."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None))
+        getattr(fn, "__call__", None))  # noqa: B004 - an object whose __call__ is async
 
 
 Invoke: TypeAlias = Callable[[Invocation], Outcome]

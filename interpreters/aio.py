@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -27,112 +27,156 @@ from attrs import frozen
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import call_async, outcome_of_exception
-from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
+from obelisk.interpreters.activities import Activity, outcome_of_exception
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
+from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
+from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
-    Invocation, Outcome, Raised, RunResult, advance, as_verdict, begin, cancel, complete,
-    decide, finish,
+    RunState,
+    advance,
+    begin,
+    cancel,
+    complete,
+    decide,
+    finish,
 )
+from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.result import RunResult
 
-AsyncInvoke = Callable[[Invocation], Awaitable[Outcome]]
+#: How the asyncio loop runs one invocation (kept under its old name).
+AsyncInvoke = AsyncExecutor
 
 
-async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
+async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
                       approve: Callable[[dict[str, Any]], Any] | None,
                       clock: Callable[[], str], *, max_concurrency: int | None = None,
-                      timeout: float | None = None) -> RunResult:
+                      timeout: float | None = None,
+                      observer: Observer | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
-    The garbage collector is tuned for the length of the run (see ``gc_tuned``).
+    The garbage collector is tuned for the length of the run (see ``gc_tuned``);
+    ``observer`` is given every run event (Started, Decided, Finished, Cancelled).
     """
-    with gc_tuned():
-        return await _drive_async(plan, context, invoke, approve, clock,
-                                  max_concurrency=max_concurrency, timeout=timeout)
-
-
-async def _drive_async(plan: CompiledPlan, context: Context, invoke: AsyncInvoke,
-                      approve: Callable[[dict[str, Any]], Any] | None,
-                      clock: Callable[[], str], *, max_concurrency: int | None = None,
-                      timeout: float | None = None) -> RunResult:
-    """The asyncio loop: advance, approve, start tasks, complete them as they finish."""
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
-    state = begin(plan, context)
-    finished: asyncio.Queue[tuple[int, Outcome | Abort]] = asyncio.Queue()
-    tasks: dict[int, asyncio.Task[None]] = {}
-    queued: deque[Invocation] = deque()
+    with gc_tuned():
+        run = _Run(begin(plan, context), invoke, clock, timeout, observer)
+        return await _drive_async(run, approve, max_concurrency)
 
-    stopping = False  # set once the run itself is being cancelled or aborted
 
-    async def one(invocation: Invocation) -> None:
-        outcome: Outcome | Abort
-        try:
-            if timeout is None:
-                outcome = await invoke(invocation)
-            else:
-                outcome = await asyncio.wait_for(invoke(invocation), timeout)
-        except asyncio.TimeoutError:
-            outcome = Raised("Timeout", f"no result within {timeout:g} s")
-        except asyncio.CancelledError:
-            if stopping or _cancel_requested():
-                raise
-            # The activity raised CancelledError itself (something it awaited was
-            # cancelled): a failure of that activity, not of the run.
-            outcome = outcome_of_exception(asyncio.CancelledError())
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit...: stop the run
-            outcome = Abort(exc)
-        finished.put_nowait((invocation.node, outcome))
+class _Run:
+    """The bookkeeping of one asyncio run, passed explicitly to the loop's helpers.
 
-    def settle(batch: list[tuple[int, Outcome | Abort]]) -> None:
-        nonlocal state
-        batch.sort(key=lambda item: item[0])
-        for _, item in batch:
-            if isinstance(item, Abort):
-                raise item.exception
-        for node, outcome in [(n, o) for n, o in batch if not isinstance(o, Abort)]:
-            tasks.pop(node, None)
-            state = complete(state, node, outcome, clock())
+    Only the run's own loop (one ``_drive_async`` call) and the tasks it starts touch it:
+    the machine's state, the tasks running by node, the approved invocations waiting for
+    a concurrency slot, the queue finished tasks report through, and whether the run
+    itself is being stopped.
+    """
 
+    __slots__ = ("state", "invoke", "clock", "timeout", "tell", "finished", "tasks",
+                 "queued", "stopping")
+
+    def __init__(self, state: RunState, invoke: AsyncExecutor, clock: Callable[[], str],
+                 timeout: float | None, tell: Observer | None) -> None:
+        self.state = state
+        self.invoke = invoke
+        self.clock = clock
+        self.timeout = timeout
+        self.tell = tell
+        self.finished: asyncio.Queue[tuple[int, Outcome | Abort]] = asyncio.Queue()
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.queued: deque[Invocation] = deque()
+        self.stopping = False  # set once the run itself is being cancelled or aborted
+
+
+async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | None,
+                       max_concurrency: int | None) -> RunResult:
+    """The asyncio loop: advance, approve, start tasks, complete them as they finish."""
     try:
         while True:
-            state, ready = advance(state)
+            run.state, ready = advance(run.state)
+            if run.tell is not None:  # events are made only for an observer
+                for invocation in ready:
+                    run.tell(Started(invocation.node, invocation.call))
             for invocation in ready:
                 if approve is not None:
                     answer = approve(dict(invocation.call))
                     if inspect.isawaitable(answer):
                         answer = await answer
-                    state, next_step = decide(state, invocation, as_verdict(answer))
+                    verdict = as_verdict(answer)
+                    run.state, next_step = decide(run.state, invocation, verdict)
+                    if run.tell is not None:
+                        run.tell(Decided(invocation.node, verdict))
                     if next_step is None:
                         continue
                     invocation = next_step
-                queued.append(invocation)
-            while queued and (max_concurrency is None or len(tasks) < max_concurrency):
-                invocation = queued.popleft()
-                tasks[invocation.node] = asyncio.create_task(one(invocation))
-            if not tasks:
-                if state.done:
+                run.queued.append(invocation)
+            while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
+                invocation = run.queued.popleft()
+                run.tasks[invocation.node] = asyncio.create_task(_one(run, invocation))
+            if not run.tasks:
+                if run.state.done:
                     break
                 continue  # a denial may have released other calls
-            batch = [await finished.get()]
-            while not finished.empty():
-                batch.append(finished.get_nowait())
-            settle(batch)
+            batch = [await run.finished.get()]
+            while not run.finished.empty():
+                batch.append(run.finished.get_nowait())
+            _settle(run, batch)
     except BaseException as exc:
         # Cancelled, or stopped by an approval hook's error or an activity's
         # KeyboardInterrupt/SystemExit: no task may outlive the run, so cancel and await
         # every running activity before returning or re-raising.
-        stopping = True
-        for task in tasks.values():
+        run.stopping = True
+        for task in run.tasks.values():
             task.cancel()
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        await asyncio.gather(*run.tasks.values(), return_exceptions=True)
         if not isinstance(exc, asyncio.CancelledError):
             raise
         late = []
-        while not finished.empty():
-            late.append(finished.get_nowait())
-        settle([item for item in late if not isinstance(item[1], Abort)])
-        return finish(cancel(state), cancelled=True)  # finished results are kept
-    return finish(state)
+        while not run.finished.empty():
+            late.append(run.finished.get_nowait())
+        _settle(run, [item for item in late if not isinstance(item[1], Abort)])
+        if run.tell is not None:
+            run.tell(Cancelled())
+        return finish(cancel(run.state), cancelled=True)  # finished results are kept
+    return finish(run.state)
+
+
+async def _one(run: _Run, invocation: Invocation) -> None:
+    """Run one invocation as a task and report its outcome on the run's queue."""
+    outcome: Outcome | Abort
+    try:
+        if run.timeout is None:
+            outcome = await run.invoke(invocation)
+        else:
+            outcome = await asyncio.wait_for(run.invoke(invocation), run.timeout)
+    except asyncio.TimeoutError:
+        outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
+    except asyncio.CancelledError:
+        if run.stopping or _cancel_requested():
+            raise
+        # The activity raised CancelledError itself (something it awaited was
+        # cancelled): a failure of that activity, not of the run.
+        outcome = outcome_of_exception(asyncio.CancelledError())
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit...: stop the run
+        outcome = Abort(exc)
+    run.finished.put_nowait((invocation.node, outcome))
+
+
+def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
+    """Complete a batch of finished tasks in node order (an Abort is re-raised first)."""
+    batch.sort(key=lambda item: item[0])
+    for _, item in batch:
+        if isinstance(item, Abort):
+            raise item.exception
+    for node, outcome in batch:
+        assert not isinstance(outcome, Abort)
+        run.tasks.pop(node, None)
+        date = run.clock()
+        run.state = complete(run.state, node, outcome, date)
+        if run.tell is not None:
+            run.tell(Finished(node, outcome, date))
 
 
 @frozen
@@ -150,29 +194,25 @@ def _cancel_requested() -> bool:
     return bool(cancelling()) if cancelling is not None else False
 
 
-def async_activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable[..., Any]],
-                           latent: Callable[..., Any] | None) -> AsyncInvoke:
+def async_activity_invoker(plan: CompiledPlan, activities: Mapping[str, Activity],
+                           latent: Activity | None) -> AsyncExecutor:
     """Invoke real activities: async ones on the loop, plain ones in a worker thread."""
-
-    async def invoke(invocation: Invocation) -> Outcome:
-        chosen = choose(plan, invocation, activities, latent)
-        return await call_async(chosen, invocation) if callable(chosen) else chosen
-
-    return invoke
+    return async_executor(plan, Registry(activities=activities, latent=latent))
 
 
 async def run_async(
     plan: CompiledPlan | Sequence[Any],
     context: Context | Iterable[Any] | None = None,
     *,
-    activities: Mapping[str, Callable[..., Any]] | None = None,
+    activities: Mapping[str, Activity] | None = None,
     approve: Callable[[dict[str, Any]], Any] | None = None,
-    latent: Callable[..., Any] | None = None,
+    latent: Activity | None = None,
     clock: Callable[[], Any] | None = None,
     max_concurrency: int | None = None,
     timeout: float | None = None,
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
+    observer: Observer | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
 
@@ -182,4 +222,5 @@ async def run_async(
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = async_activity_invoker(compiled, activities or {}, latent)
     return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
-                             max_concurrency=max_concurrency, timeout=timeout)
+                             max_concurrency=max_concurrency, timeout=timeout,
+                             observer=observer)

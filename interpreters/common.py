@@ -1,5 +1,5 @@
-"""What the interpreters share besides the machine: preparing a plan, choosing an
-executor for a call (§7 step 4), and the clock."""
+"""What the interpreters share besides the machine: preparing a plan, the observer's
+type, the clock, and the garbage-collector tuning of a run."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ import contextlib
 import datetime
 import gc
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeAlias
 
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import latent_outcome
-from obelisk.interpreters.machine import Invocation, Outcome, PlanRefused, Raised, executor_for
+from obelisk.interpreters.events import RunEvent
+from obelisk.interpreters.machine import refuse
+
+#: Follows a run: called with every run event, in order, as it happens.
+Observer: TypeAlias = Callable[[RunEvent], None]
 
 
 def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any] | None,
@@ -33,37 +36,8 @@ def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any]
         ctx = context if isinstance(context, Context) else Context.of(context or ())
         compiled = compile_plan(plan, tools=tools, context=ctx, instances=instances)
     if not compiled.ok:
-        raise PlanRefused(compiled)
+        raise refuse(compiled)
     return compiled, ctx
-
-
-def choose(plan: CompiledPlan, invocation: Invocation,
-           activities: Mapping[str, Callable[..., Any]],
-           latent: Callable[..., Any] | None) -> Callable[..., Any] | Outcome:
-    """The function that runs an invocation, or the outcome when none needs to run.
-
-    The tool's ``_activity``, else an activity named like the tool, else latent: the
-    call's own ``_output``, else the latent executor, else a ``NoActivity`` failure.
-    """
-    node = plan.nodes[invocation.node]
-    name = executor_for(plan, node, activities.keys())
-    if name:
-        fn = activities.get(name)
-        if fn is None:
-            return Raised("NoActivity", f"the tool names _activity {name!r}, but no activity "
-                          "of that name is registered", contract=True)
-        return fn
-    own = latent_outcome(invocation)
-    if own is not None:
-        return own
-    if latent is not None:
-        return latent
-    return Raised(
-        "NoActivity",
-        f"{node.label} is latent (no activity is registered for {node.tool!r} and the call "
-        "has no _output); register an activity, or pass latent= to run latent calls",
-        contract=True,
-    )
 
 
 def utc_now() -> str:

@@ -15,21 +15,27 @@ from typing import Any
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import call_sync
-from obelisk.interpreters.common import choose, clock_of, gc_tuned, prepare
-from obelisk.interpreters.machine import (
-    Invocation, Outcome, RunResult, advance, as_verdict, begin, complete, decide, finish,
-)
+from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
+from obelisk.interpreters.events import Decided, Finished, Started
+from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
+from obelisk.interpreters.machine import advance, begin, complete, decide, finish
+from obelisk.interpreters.outcomes import as_verdict
+from obelisk.interpreters.result import RunResult
 
-#: How the sync loop runs one invocation; ``wait`` finishes an awaitable on the private loop.
-SyncInvoke = Callable[[Invocation, Callable[[Any], Any]], Outcome]
+#: How the sync loop runs one invocation (kept under its old name).
+SyncInvoke = SyncExecutor
 
 
-def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncInvoke,
+def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                approve: Callable[[dict[str, Any]], Any] | None,
-               clock: Callable[[], str]) -> RunResult:
-    """The sync loop: advance, ask approval, invoke, complete; until nothing is left."""
+               clock: Callable[[], str], observer: Observer | None = None) -> RunResult:
+    """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
+
+    ``observer`` is given every run event (Started, Decided, Finished) as it happens.
+    """
     loop = asyncio.new_event_loop()
+    tell = observer  # events are made only for an observer: a run without one pays nothing
 
     def wait(value: Any) -> Any:
         return loop.run_until_complete(value) if inspect.isawaitable(value) else value
@@ -39,48 +45,53 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncInvoke,
             state = begin(plan, context)
             while not state.done:
                 state, ready = advance(state)
+                if tell is not None:
+                    for invocation in ready:
+                        tell(Started(invocation.node, invocation.call))
                 for invocation in ready:
                     if approve is not None:
                         verdict = as_verdict(wait(approve(dict(invocation.call))))
                         state, next_step = decide(state, invocation, verdict)
+                        if tell is not None:
+                            tell(Decided(invocation.node, verdict))
                         if next_step is None:
                             continue
                         invocation = next_step
-                    state = complete(state, invocation.node, invoke(invocation, wait), clock())
+                    outcome, date = invoke(invocation, wait), clock()
+                    state = complete(state, invocation.node, outcome, date)
+                    if tell is not None:
+                        tell(Finished(invocation.node, outcome, date))
             return finish(state)
     finally:
         loop.close()
 
 
-def activity_invoker(plan: CompiledPlan, activities: Mapping[str, Callable[..., Any]],
-                     latent: Callable[..., Any] | None) -> SyncInvoke:
+def activity_invoker(plan: CompiledPlan, activities: Mapping[str, Activity],
+                     latent: Activity | None) -> SyncExecutor:
     """Invoke real activities (or the latent executor) and turn what they do into outcomes."""
-
-    def invoke(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
-        chosen = choose(plan, invocation, activities, latent)
-        return call_sync(chosen, invocation, wait) if callable(chosen) else chosen
-
-    return invoke
+    return sync_executor(plan, Registry(activities=activities, latent=latent))
 
 
 def run_sync(
     plan: CompiledPlan | Sequence[Any],
     context: Context | Iterable[Any] | None = None,
     *,
-    activities: Mapping[str, Callable[..., Any]] | None = None,
+    activities: Mapping[str, Activity] | None = None,
     approve: Callable[[dict[str, Any]], Any] | None = None,
-    latent: Callable[..., Any] | None = None,
+    latent: Activity | None = None,
     clock: Callable[[], Any] | None = None,
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
+    observer: Observer | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
 
     ``plan`` is a CompiledPlan or a list of calls (compiled with ``tools`` and
     ``instances``); a plan with error diagnostics raises ``PlanRefused``. ``approve`` is
     asked before each ready call with its resolved parameters; ``latent`` runs latent
-    calls without ``_output``; ``clock`` stamps ``_date``. Returns a RunResult.
+    calls without ``_output``; ``clock`` stamps ``_date``; ``observer`` is given every
+    run event. Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
-    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock))
+    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer)

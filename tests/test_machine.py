@@ -13,10 +13,14 @@ import pytest
 from obelisk import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.values import MISSING, thaw
+from obelisk.interpreters.calls import Invocation, output_message, resolved_call, scoped_context
+from obelisk.interpreters.events import Status
+from obelisk.interpreters.executors import executor_for
 from obelisk.interpreters.machine import (
-    Approve, Chose, Deny, Invocation, PlanRefused, Raised, Replace, Returned, RunState, Status,
-    advance, as_verdict, begin, cancel, complete, decide, executor_for, finish, output_message,
-    resolved_call, scoped_context,
+    PlanRefused, RunState, advance, begin, cancel, complete, decide, finish,
+)
+from obelisk.interpreters.outcomes import (
+    Approve, Chose, Deny, Raised, Replace, Returned, as_verdict,
 )
 
 DATE = "2025-10-26T12:00:00Z"

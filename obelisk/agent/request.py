@@ -42,6 +42,9 @@ from obelisk.core.errors import ObeliskError
 from obelisk.core.values import MISSING, Frozen, thaw
 from obelisk.llm.request import TEMPLATE_VERSION, Request, Role, Turn
 
+#: A message as the context holds it: a frozen JSON object.
+Message = PMap[str, Frozen]
+
 __all__ = [
     "TEMPLATE_VERSION",
     "Request",
@@ -109,15 +112,15 @@ class Transcript:
 
     length: int = 0
     last: Any = field(default=None, eq=False, repr=False)
-    tools: PVector[Frozen] = field(factory=pvector)
+    tools: PVector[Message] = field(factory=pvector)
     passthrough: PVector[tuple[Role, str]] = field(factory=pvector)
     blocks: PVector[tuple[str, str | None]] = field(factory=pvector)
     block_set: PMap[tuple[str, str | None], bool] = field(factory=pmap, repr=False)
     kind_info: PMap[str, PMap[str, Frozen]] = field(factory=pmap)
-    plan: Frozen | None = None
-    errors: PVector[Frozen] = field(factory=pvector)
-    approvals_previous: PVector[Frozen] = field(factory=pvector)
-    approvals: PVector[Frozen] = field(factory=pvector)
+    plan: Message | None = None
+    errors: PVector[Message] = field(factory=pvector)
+    approvals_previous: PVector[Message] = field(factory=pvector)
+    approvals: PVector[Message] = field(factory=pvector)
 
     @classmethod
     def of(cls, context: Context) -> Transcript:
@@ -182,7 +185,7 @@ class Transcript:
         )
 
 
-def _text_of(message: Frozen) -> str:
+def _text_of(message: Message) -> str:
     """The text of a ``text`` or ``system`` message: its ``text`` or ``message`` field,
     else the message without its type, as JSON."""
     for key in ("text", "message"):
@@ -296,7 +299,7 @@ def _plan_turns(transcript: Transcript) -> list[Turn]:
     return turns
 
 
-def _feedback_line(message: Frozen, calls: Sequence[Any]) -> str:
+def _feedback_line(message: Message, calls: Sequence[Any]) -> str:
     data = thaw(message.get("data", pmap()))
     if not isinstance(data, dict):
         return "- " + _dumps(data)

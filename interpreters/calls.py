@@ -1,0 +1,210 @@
+"""Call materialisation: from a compiled node and its parameter values to the call an
+activity receives, the messages its results become, and the context it may see (§7.5).
+
+The per-node parts that never change (the call as JSON text, each output message's fixed
+fields) are cached in a :class:`CallCache`, one per plan object, found with
+:func:`cache_of` and carried by the run state. The cache lives here, in the interpreter
+layer: the compiler's ``CompiledPlan`` stays a frozen value with nothing written into it.
+It is keyed by the plan's identity and dropped when the plan is collected (a weak
+reference), not held in a ``WeakKeyDictionary``: a frozen attrs plan hashes by value,
+which would cost O(plan) on every lookup. Sharing it between runs of one plan matters:
+a dry run's exploration, or a service running the same plan again, would otherwise
+rebuild every template each run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import field, frozen
+from pyrsistent import PMap
+
+from obelisk.compiler.parse import parse_reference, unescape_literal
+from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.tools import Tool
+from obelisk.core.ast import Reference
+from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, NotJSONError
+from obelisk.core.messages import kind_of
+from obelisk.core.messages import message_base as _message_base
+from obelisk.core.messages import output_message as _output_message
+from obelisk.core.paths import Path
+from obelisk.core.values import MISSING, Frozen, freeze, thaw
+
+
+@frozen
+class Invocation:
+    """A call ready to run: its node, the resolved call, the tool, the scoped context."""
+
+    node: int
+    call: dict[str, Any] = field(eq=False)
+    tool: Tool | None
+    context: Context
+
+
+class CallCache:
+    """What runs derive once per node of a plan: call templates and output-message bases.
+
+    A memo of pure functions of immutable nodes, so sharing or dropping it never changes
+    a result (two threads filling one key store equal values); only this module touches it.
+    """
+
+    __slots__ = ("templates", "bases", "plan")
+
+    def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
+        self.templates: dict[int, str] = {}
+        self.bases: dict[tuple[int, int, int], PMap[str, Any]] = {}
+        #: The plan this cache is for (a weak reference), when shared through cache_of.
+        self.plan = plan
+
+    def template(self, node: Node) -> str:
+        """The node's call as JSON text, ready to be copied (see :func:`resolved_call`)."""
+        text = self.templates.get(node.id)
+        if text is None:
+            text = self.templates[node.id] = _call_text(node)
+        return text
+
+    def base(self, node: Node, alt: int, number: int, target: Reference) -> PMap[str, Any]:
+        """The fixed part of the message writing target ``number`` of alternative ``alt``."""
+        key = (node.id, alt, number)
+        base = self.bases.get(key)
+        if base is None:
+            base = self.bases[key] = message_base(node, target)
+        return base
+
+
+#: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
+_CACHES: dict[int, CallCache] = {}
+
+
+def cache_of(plan: CompiledPlan) -> CallCache:
+    """The call cache of ``plan`` (this very object), made on first use."""
+    key = id(plan)
+    cache = _CACHES.get(key)
+    if cache is None or cache.plan is None or cache.plan() is not plan:
+        # The callback runs when the plan is freed, before its id can be reused.
+        ref = weakref.ref(plan, functools.partial(_forget, key))
+        cache = _CACHES[key] = CallCache(ref)
+    return cache
+
+
+def _forget(key: int, _: weakref.ref[CompiledPlan]) -> None:
+    _CACHES.pop(key, None)
+
+
+def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
+                  cache: CallCache | None = None) -> dict[str, Any]:
+    """The call as written with every parameter expression replaced by its value.
+
+    ``node`` is one of ``plan``'s nodes; ``cache`` is the run's (none: nothing cached).
+
+    Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
+    never resolved. A copy made by instancing carries its ``_instance``, so the activity
+    knows which instance it works for. Returns a fresh plain dict each time.
+    """
+    text = cache.template(node) if cache is not None else _call_text(node)
+    call: Any = json.loads(text)
+    for path, value in values.items():
+        target = call
+        for segment in path[:-1]:
+            target = target[segment]
+        target[path[-1]] = thaw(value)
+    return call  # type: ignore[no-any-return]
+
+
+def _call_text(node: Node) -> str:
+    # The call as JSON text, its instance added and literal \† strings unescaped:
+    # json.loads of it is the cheapest fresh copy to resolve parameters into (nodes are
+    # immutable, so the text is cached).
+    call: Any = thaw(node.call)
+    if node.instance is not None:
+        call["_instance"] = node.instance
+    for key in [k for k in call if not k.startswith("_")]:
+        call[key] = _unescape(call[key])
+    return json.dumps(call, ensure_ascii=False)
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return unescape_literal(value)
+    if isinstance(value, dict):
+        return {k: _unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
+    return value
+
+
+_EMPTY = Context()
+
+
+def scoped_context(context: Context, node: Node) -> Context:
+    """What an activity sees (§7.5): messages of the kinds in ``_scopes`` that are global
+    or this call's instance. No ``_scopes``: an empty context."""
+    if not node.scopes:
+        return _EMPTY
+    kinds = set(node.scopes)
+    kept = []
+    for message in context.messages:
+        instance = message.get("_instance")
+        if kind_of(message) in kinds and (instance is None or instance == node.instance):
+            kept.append(message)
+    return Context.of(kept)
+
+
+def message_base(node: Node, target: Reference) -> PMap[str, Any]:
+    """The part of a node's output message that is the same every time it writes."""
+    return _message_base(target.kind, str(target), node.method, node.call, node.instance)
+
+
+def output_message(node: Node, target: Reference, value: Frozen, date: str,
+                   base: PMap[str, Any] | None = None) -> PMap[str, Any]:
+    """The data message that writes ``value`` to one target of a node's output (§7.7):
+    :func:`obelisk.core.messages.output_message` with the node's fields."""
+    return _output_message(target.kind, target.path, str(target), node.method,
+                           node.instance, node.call, value, date, base)
+
+
+def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
+    """The error message a failed or refused call adds to the context (at the run's end)."""
+    error: dict[str, Any] = {"type": etype, "message": message}
+    if data is not MISSING:
+        error["data"] = data
+    out: dict[str, Any] = {"type": "error", "data": {"call": thaw(node.call), "error": error}}
+    if node.instance is not None:
+        out["_instance"] = node.instance
+    return out
+
+
+def json_or_repr(data: Any) -> Any:
+    """``data`` if it is JSON, else its repr (else its type's name).
+
+    An error's details that are not JSON are kept as their repr: the failure must still
+    be recorded, routed or not.
+    """
+    try:
+        freeze(data)
+    except NotJSONError:
+        try:
+            return repr(data)
+        except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
+            return type(data).__name__
+    return data
+
+
+def alternative_of(node: Node, path: str) -> int | None:
+    """The index of the alternative of the node's ``_outputPath`` that ``path`` names (a
+    reference to one of its targets), or None when it names none."""
+    if node.output is None:
+        return None
+    try:
+        chosen = parse_reference(path.strip())
+    except (ExpressionSyntaxError, TypeError):
+        return None
+    for alt, group in enumerate(node.output.alternatives):
+        if any(t.kind == chosen.kind and t.path == chosen.path for t in group.targets):
+            return alt
+    return None

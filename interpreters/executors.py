@@ -1,0 +1,272 @@
+"""The one place where what runs a call is chosen (§7 step 4) and invoked.
+
+:func:`choose_executor` looks at a ready invocation and the run's :class:`Registry` and
+returns an :data:`Execution`, one of:
+
+- :class:`RunActivity` — a registered activity (or the ``latent=`` function, or a dry
+  run's function mock), called with ``(call, tool, context)``;
+- :class:`Produce` — an outcome known without running anything: a dry run's mock, a
+  latent call's own ``_output``, an example made from the tool's ``_output`` schema, or a
+  ``NoActivity``/``NoMock`` refusal;
+- :class:`RunLatent` — a :class:`LatentExecutor` (the agent's LLM) that answers a latent
+  call with an outcome;
+- :class:`Delegate` — a call run by another agent (a placeholder that fails clearly until
+  delegation exists).
+
+:func:`execute_sync` and :func:`execute_async` invoke an execution; :func:`sync_executor`
+and :func:`async_executor` give the interpreters' loops their :class:`SyncExecutor` /
+:class:`AsyncExecutor`. ``run_sync``, ``run_async`` and ``dry_run`` all go through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any, Protocol, TypeAlias
+
+from attrs import field, frozen
+
+from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.tools import Tool, resolve_activity
+from obelisk.core.values import MISSING
+from obelisk.interpreters.activities import (
+    FAILURES,
+    Activity,
+    call_async,
+    call_sync,
+    latent_outcome,
+    outcome_of_exception,
+)
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.mocks import Counts, interpret
+from obelisk.interpreters.outcomes import Outcome, Raised, Returned
+
+
+class SyncExecutor(Protocol):
+    """How the sync loop runs one invocation; ``wait`` finishes an awaitable."""
+
+    def __call__(self, invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome: ...
+
+
+class AsyncExecutor(Protocol):
+    """How the asyncio loop runs one invocation."""
+
+    def __call__(self, invocation: Invocation) -> Awaitable[Outcome]: ...
+
+
+class LatentExecutor(Protocol):
+    """Answers a latent call (no activity runs it) with an outcome: the agent's LLM."""
+
+    async def __call__(self, invocation: Invocation) -> Outcome: ...
+
+
+@frozen
+class RunActivity:
+    """Call ``function`` like an activity: ``(call, tool, context)``."""
+
+    function: Callable[..., Any]
+
+
+@frozen
+class Produce:
+    """The outcome, known without running anything (after ``delay`` seconds under asyncio)."""
+
+    outcome: Outcome
+    delay: float = 0.0
+
+
+@frozen
+class RunLatent:
+    """Ask a latent executor."""
+
+    executor: LatentExecutor
+
+
+@frozen
+class Delegate:
+    """Hand the call to another agent, named ``to`` (not available yet)."""
+
+    to: str
+
+
+#: What runs one invocation.
+Execution: TypeAlias = RunActivity | Produce | RunLatent | Delegate
+
+#: A dry run's last resort for a tool without a mock: an example result, or MISSING.
+ExampleOf: TypeAlias = Callable[[Tool], Any]
+
+
+@frozen
+class Registry:
+    """What a run may execute calls with.
+
+    ``activities`` by name; ``latent``: a function with the activity signature for latent
+    calls; ``latent_executor``: an LLM-style executor for them (tried first); ``delegates``:
+    tool names handed to other agents. A dry run sets ``mocks`` (tool name -> mock,
+    checked), its invocation ``counts`` and ``example`` (the schema example maker); then no
+    activity is ever called.
+    """
+
+    activities: Mapping[str, Activity] = field(factory=dict)
+    latent: Activity | None = None
+    latent_executor: LatentExecutor | None = None
+    delegates: frozenset[str] = frozenset()
+    mocks: Mapping[str, Any] | None = None
+    counts: Counts | None = None
+    example: ExampleOf | None = None
+
+
+def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]) -> str:
+    """The activity that runs a node (§7 step 4), or ``""`` when the call is latent.
+
+    The tool's explicit ``_activity``; else an activity registered under the tool's name;
+    else latent. Without a tool registry the tool's name is looked up directly.
+    """
+    tool = plan.tool_of(node)
+    if tool is not None:
+        return resolve_activity(tool, activity_names)
+    return node.tool if node.tool in activity_names else ""  # type: ignore[return-value]
+
+
+def choose_executor(plan: CompiledPlan, invocation: Invocation, registry: Registry) -> Execution:
+    """What runs ``invocation``.
+
+    A real run: the tool's ``_activity``, else an activity named like the tool (a missing
+    one is a ``NoActivity`` failure); a delegated tool; else latent: the call's own
+    ``_output``, else the latent executor, else the ``latent`` function, else
+    ``NoActivity``. A dry run: see :func:`choose_mock`.
+    """
+    if registry.mocks is not None:
+        return choose_mock(plan, invocation, registry)
+    node = plan.nodes[invocation.node]
+    name = executor_for(plan, node, registry.activities.keys())
+    if name:
+        fn = registry.activities.get(name)
+        if fn is None:
+            return Produce(Raised("NoActivity", f"the tool names _activity {name!r}, but no "
+                                  "activity of that name is registered", contract=True))
+        return RunActivity(fn)
+    if node.tool is not None and node.tool in registry.delegates:
+        return Delegate(node.tool)
+    own = latent_outcome(invocation)
+    if own is not None:
+        return Produce(own)
+    if registry.latent_executor is not None:
+        return RunLatent(registry.latent_executor)
+    if registry.latent is not None:
+        return RunActivity(registry.latent)
+    return Produce(Raised(
+        "NoActivity",
+        f"{node.label} is latent (no activity is registered for {node.tool!r} and the call "
+        "has no _output); register an activity, or pass latent= to run latent calls",
+        contract=True,
+    ))
+
+
+def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) -> Execution:
+    """What runs ``invocation`` in a dry run: the tool's mock, else (for a latent call)
+    its own ``_output``, else an example of the tool's ``_output`` schema, else a
+    ``NoMock`` failure. Every invocation is counted, for ``sequence`` mocks."""
+    assert registry.mocks is not None
+    node = plan.nodes[invocation.node]
+    counts = registry.counts if registry.counts is not None else Counts()
+    turn = counts.next(node, invocation)
+    mock = registry.mocks.get(node.tool) if node.tool is not None else None
+    if mock is not None:
+        if callable(mock):  # a function mock is called like an activity
+            return RunActivity(mock)
+        mocked = interpret(mock, turn)
+        if mocked.function is not None:
+            return RunActivity(mocked.function)
+        assert mocked.outcome is not None
+        return Produce(mocked.outcome, mocked.delay)
+    # The call's own _output only for a latent call: a tool that names an _activity is
+    # run by that activity, never by the LLM (SEMANTICS §7 step 4).
+    own = latent_outcome(invocation) if not executor_for(plan, node, ()) else None
+    if own is not None:
+        return Produce(own)
+    tool = plan.tool_of(node)
+    if tool is not None and tool.output_schema is not None and registry.example is not None:
+        example = registry.example(tool)
+        if example is not MISSING:
+            return Produce(Returned(example))
+    return Produce(Raised("NoMock", f"no mock for tool {node.tool!r}, the call has no _output, "
+                          "and its tool has no _output schema to make an example from",
+                          contract=True))
+
+
+def _delegated(to: str) -> Outcome:
+    return Raised("NotImplemented", f"the call is delegated to {to!r}, and delegation is not "
+                  "available yet: register an activity for the tool instead", contract=True)
+
+
+def execute_sync(execution: Execution, invocation: Invocation,
+                 wait: Callable[[Any], Any]) -> Outcome:
+    """Run an execution for the sync loop (delays are ignored: one call at a time)."""
+    match execution:
+        case RunActivity(function=fn):
+            return call_sync(fn, invocation, wait)
+        case Produce(outcome=outcome):
+            return outcome
+        case RunLatent(executor=executor):
+            return _latent_sync(executor, invocation, wait)
+        case Delegate(to=to):
+            return _delegated(to)
+    raise TypeError(f"not an execution: {execution!r}")  # pragma: no cover
+
+
+def _latent_sync(executor: LatentExecutor, invocation: Invocation,
+                 wait: Callable[[Any], Any]) -> Outcome:
+    try:
+        outcome: Outcome = wait(executor(invocation))
+    except FAILURES as exc:  # the executor's failure is the call's outcome
+        return outcome_of_exception(exc)
+    return outcome
+
+
+async def execute_async(execution: Execution, invocation: Invocation) -> Outcome:
+    """Run an execution for the asyncio loop (a plain activity runs in a worker thread)."""
+    match execution:
+        case RunActivity(function=fn):
+            return await call_async(fn, invocation)
+        case Produce(outcome=outcome, delay=delay):
+            if delay:
+                await asyncio.sleep(delay)
+            return outcome
+        case RunLatent(executor=executor):
+            try:
+                result = executor(invocation)
+                return await result if inspect.isawaitable(result) else result
+            except Exception as exc:  # the executor's failure is the call's outcome
+                return outcome_of_exception(exc)
+        case Delegate(to=to):
+            return _delegated(to)
+    raise TypeError(f"not an execution: {execution!r}")  # pragma: no cover
+
+
+#: Bends an outcome before the machine sees it (a dry run's exploration steers branches).
+Steer: TypeAlias = Callable[[Invocation, Outcome], Outcome]
+
+
+def sync_executor(plan: CompiledPlan, registry: Registry,
+                  steer: Steer | None = None) -> SyncExecutor:
+    """The sync loop's executor: choose, then invoke (then ``steer``, when given)."""
+
+    def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
+        outcome = execute_sync(choose_executor(plan, invocation, registry), invocation, wait)
+        return outcome if steer is None else steer(invocation, outcome)
+
+    return run
+
+
+def async_executor(plan: CompiledPlan, registry: Registry,
+                   steer: Steer | None = None) -> AsyncExecutor:
+    """The asyncio loop's executor: choose, then invoke (then ``steer``, when given)."""
+
+    async def run(invocation: Invocation) -> Outcome:
+        execution = choose_executor(plan, invocation, registry)
+        outcome = await execute_async(execution, invocation)
+        return outcome if steer is None else steer(invocation, outcome)
+
+    return run

@@ -1,0 +1,71 @@
+"""Rebuilding a run from its events, through the machine's own functions.
+
+:func:`replay` applies a recorded sequence of run events to ``begin``'s state with
+``advance`` (for Started), ``decide``, ``complete``, ``cancel``, ``admit`` and ``close``:
+no rule is written twice, so a replayed run is the run. What an activity did arrives in
+the events (outcomes, dates, verdicts); nothing is invoked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.context import Context
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import (
+    Admitted,
+    Cancelled,
+    Closed,
+    Decided,
+    Finished,
+    RunEvent,
+    Started,
+    Status,
+)
+from obelisk.interpreters.machine import (
+    RunState,
+    admit,
+    advance,
+    begin,
+    cancel,
+    close,
+    complete,
+    decide,
+)
+
+
+def replay(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,
+           isolate_invalid: bool = False, open: bool = False) -> RunState:
+    """The state a run reached after ``events`` (begun with the same plan, context and
+    options).
+
+    A Started event for a node still PENDING advances the machine, which starts that
+    node and the rest of its batch (their own Started events then change nothing). The
+    state is returned as it was after the last event: to resume, or to finish a complete
+    record, ``advance`` it (for a complete record that only makes the final skips; no
+    call is ready). Raises ``KeyError`` for a Decided event about a call not started, and
+    whatever the machine raises for an event that does not fit the run (``ValueError``
+    for completing a call that is not running).
+    """
+    state = begin(plan, context, isolate_invalid=isolate_invalid, open=open)
+    ready: dict[int, Invocation] = {}
+    for event in events:
+        match event:
+            case Started(node=node):
+                if state.status[node] is Status.PENDING:
+                    state, started = advance(state)
+                    ready.update((invocation.node, invocation) for invocation in started)
+            case Decided(node=node, verdict=verdict):
+                state, _ = decide(state, ready[node], verdict)
+            case Finished(node=node, outcome=outcome, date=date):
+                state = complete(state, node, outcome, date)
+            case Cancelled():
+                state = cancel(state)
+            case Admitted(plan=extended):
+                state = admit(state, extended)
+            case Closed():
+                state = close(state)
+            case _:  # pragma: no cover
+                raise TypeError(f"not a run event: {event!r}")
+    return state

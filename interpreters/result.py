@@ -1,0 +1,90 @@
+"""What a run produced: each call's :class:`CallOutcome` and the :class:`RunResult`, built
+from the machine's final state by :func:`build_result`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from attrs import field, frozen
+
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.context import Context
+from obelisk.core.values import Json
+from obelisk.interpreters.events import Event, RunStatus, Status
+
+
+@frozen
+class CallOutcome:
+    """How one call (one node) ended: executed, skipped, failed, cancelled or pending."""
+
+    call: int
+    instance: str | None
+    tool: str | None
+    #: The final status as its word (``"executed"``...): a plain string, since users print
+    #: and compare it; :attr:`status` is the same as a :class:`Status`.
+    outcome: str
+    reason: str
+    #: The type of the error message the call added, if it added one.
+    error: str | None = None
+
+    @property
+    def status(self) -> Status:
+        """The outcome as a :class:`Status`."""
+        return Status(self.outcome)
+
+    def to_json(self) -> dict[str, Any]:
+        """The call's line in the run report."""
+        out = {"call": self.call, "instance": self.instance, "tool": self.tool,
+               "outcome": self.outcome, "reason": self.reason}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@frozen
+class RunResult:
+    """What a run produced: the final context (error messages appended), each call's
+    outcome, the error messages, the trace, and the status (completed or cancelled)."""
+
+    context: Context
+    calls: tuple[CallOutcome, ...]
+    errors: tuple[Json, ...]
+    trace: tuple[dict[str, Any], ...] = field(eq=False)
+    status: RunStatus
+    plan: CompiledPlan = field(eq=False, repr=False)
+
+    def outcome_of(self, call: int, instance: str | None = None) -> str:
+        """The outcome of call ``call`` (for ``instance``); raises KeyError if unknown."""
+        for c in self.calls:
+            if c.call == call and c.instance == instance:
+                return c.outcome
+        raise KeyError((call, instance))
+
+
+def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
+                 errors: Mapping[int, Any], reasons: Mapping[int, str],
+                 trace: Iterable[Event], *, cancelled: bool = False) -> RunResult:
+    """The result of a finished (or cancelled) run: error messages appended in node
+    order, one CallOutcome per node; the run is cancelled when asked or when a call is
+    left unfinished."""
+    errors_out = []
+    for node_id in sorted(errors):
+        message = errors[node_id]
+        context = context.append(message)
+        errors_out.append(message)
+    calls = tuple(
+        CallOutcome(
+            call=node.index, instance=node.instance, tool=node.tool,
+            outcome=status[node.id].value, reason=reasons.get(node.id, ""),
+            error=errors[node.id]["data"]["error"]["type"] if node.id in errors else None,
+        )
+        for node in plan.nodes
+    )
+    unfinished = (Status.CANCELLED, Status.PENDING, Status.RUNNING)
+    run_status = RunStatus.CANCELLED if cancelled or any(
+        s in unfinished for s in status) else RunStatus.COMPLETED
+    return RunResult(
+        context=context, calls=calls, errors=tuple(errors_out),
+        trace=tuple(e.to_json(plan) for e in trace), status=run_status, plan=plan,
+    )

@@ -1,0 +1,42 @@
+"""core/messages.py: output_message is the inverse of normalise (one builds the data
+message of a write, the other gives the write back)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import obelisk  # noqa: F401 - plugs the reference parser into core
+from obelisk.core.messages import NON_DATA_KINDS, Write, kind_of, normalise, output_message
+from obelisk.core.methods import Method
+from obelisk.core.paths import render_reference
+from obelisk.core.values import freeze
+
+kinds = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$-]{0,6}", fullmatch=True).filter(
+    lambda k: k not in NON_DATA_KINDS)
+segments = st.one_of(st.integers(0, 20), st.text(min_size=1, max_size=5))
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=6)
+
+
+@given(kinds, st.lists(segments, max_size=4), st.sampled_from(list(Method)),
+       st.one_of(st.none(), st.sampled_from(["①", "i-2"])), json_values)
+def test_normalise_gives_back_the_write_of_an_output_message(
+        kind: str, path: list[Any], method: Method, instance: str | None, value: Any) -> None:
+    written = freeze(value)
+    message = output_message(kind, tuple(path), render_reference(kind, tuple(path)), method,
+                             instance, freeze({"_tool": "t"}), written, "2025-01-01T00:00:00Z")
+    assert normalise(message) == Write(kind, instance, tuple(path), method, written)
+    assert kind_of(message) == kind
+
+
+def test_kind_of_table() -> None:
+    assert kind_of({"type": "data", "kind": "state"}) == "state"
+    assert kind_of({"type": "input"}) == "input"
+    assert kind_of({"type": "text"}) == "text"
+    assert kind_of({"kind": "state"}) is None

@@ -1,0 +1,79 @@
+"""Replaying a run's events rebuilds the run (the events seam, interpreters/replay.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from equivalents import activity_of
+from hypothesis import HealthCheck, given, settings
+from test_run_properties import approval, scenarios, without_delays
+
+from obelisk import compile_plan, run_async, run_sync
+from obelisk.interpreters.events import Cancelled, Decided, Finished, RunEvent, Started
+from obelisk.interpreters.machine import advance, finish
+from obelisk.interpreters.outcomes import Deny, Returned
+from obelisk.interpreters.replay import replay
+
+REPLAYS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+DATE = "2025-10-26T12:00:00Z"
+
+
+def replayed(plan: Any, context: Any, events: list[RunEvent]) -> Any:
+    state, ready = advance(replay(plan, context, events))
+    assert ready == ()  # a complete record: only the final skips were left
+    return finish(state)
+
+
+@REPLAYS
+@given(scenarios())
+def test_replaying_a_runs_events_gives_the_same_result(scenario: dict[str, Any]) -> None:
+    compiled = compile_plan(scenario["plan"], context=scenario["context"],
+                            instances=scenario["instances"])
+    mocks = scenario["mocks"]
+    common: dict[str, Any] = dict(approve=approval(scenario), clock=lambda: DATE)
+    sync_events: list[RunEvent] = []
+    sync = run_sync(compiled, observer=sync_events.append, **common, activities={
+        tool: activity_of(without_delays(mock), "plain") for tool, mock in mocks.items()})
+    async_events: list[RunEvent] = []
+    aio = asyncio.run(run_async(
+        compiled, observer=async_events.append, max_concurrency=scenario["max_concurrency"],
+        **common, activities={tool: activity_of(mock, "async") for tool, mock in mocks.items()}))
+    for result, events in ((sync, sync_events), (aio, async_events)):
+        again = replayed(compiled, None, events)
+        assert again.calls == result.calls
+        assert again.context.to_json() == result.context.to_json()
+        assert again.errors == result.errors
+
+
+def test_the_observer_sees_each_step_in_order() -> None:
+    events: list[RunEvent] = []
+    run_sync([{"_tool": "a", "_outputPath": "†state.a"}, {"_tool": "b", "x": "†state.a"}],
+             activities={"a": lambda c, t, x: 1, "b": lambda c, t, x: None},
+             approve=lambda call: call["_tool"] == "a", clock=lambda: DATE,
+             observer=events.append)
+    assert [type(e).__name__ for e in events] == [
+        "Started", "Decided", "Finished", "Started", "Decided"]
+    assert events[2] == Finished(0, Returned(1), DATE)
+    assert events[4] == Decided(1, Deny())
+    assert isinstance(events[3], Started) and events[3].call == {"_tool": "b", "x": 1}
+
+
+def test_a_cancelled_run_records_its_cancellation() -> None:
+    events: list[RunEvent] = []
+
+    async def forever(call: Any, tool: Any, context: Any) -> None:
+        await asyncio.Event().wait()
+
+    async def main() -> Any:
+        task = asyncio.create_task(run_async([{"_tool": "f"}], activities={"f": forever},
+                                             observer=events.append))
+        while not events:
+            await asyncio.sleep(0)
+        task.cancel()
+        return await task
+
+    result = asyncio.run(main())
+    assert events[-1] == Cancelled()
+    state = replay(result.plan, None, events)
+    assert finish(state).calls == result.calls

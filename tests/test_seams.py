@@ -1,0 +1,253 @@
+"""The machine's seams: keep going past invalid calls, admitting calls while running,
+and the one place an executor is chosen (interpreters/machine.py, executors.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from attrs import evolve
+from pyrsistent import pmap
+
+from obelisk import compile_plan, dry_run, run_async, run_sync
+from obelisk.compiler.diagnostics import Diagnostic
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.interpreters.events import EventKind, Status
+from obelisk.interpreters.executors import (
+    Delegate,
+    Produce,
+    Registry,
+    RunActivity,
+    RunLatent,
+    choose_executor,
+    execute_async,
+    execute_sync,
+)
+from obelisk.interpreters.machine import (
+    PlanRefused,
+    RunState,
+    admit,
+    advance,
+    begin,
+    close,
+    complete,
+    finish,
+)
+from obelisk.interpreters.mocks import Counts
+from obelisk.interpreters.outcomes import Raised, Returned
+
+DATE = "2025-10-26T12:00:00Z"
+
+
+def plan_of(calls: list[Any], **kw: Any) -> CompiledPlan:
+    return compile_plan(calls, **kw)
+
+
+# -- a. keep going past invalid calls -------------------------------------------------------
+
+
+def with_invalid(plan: CompiledPlan, node: int, code: str = "dangling-reference") -> CompiledPlan:
+    diagnostic = Diagnostic(code=code, message="the call is wrong", call=plan.nodes[node].index,
+                            pointer="/x")
+    return evolve(plan, invalid=pmap({node: (diagnostic,)}),
+                  diagnostics=plan.diagnostics + (diagnostic,))
+
+
+def test_a_plan_with_errors_is_still_refused_by_default() -> None:
+    plan = with_invalid(plan_of([{"_tool": "a"}]), 0)
+    assert not plan.ok
+    with pytest.raises(PlanRefused):
+        begin(plan)
+
+
+def test_an_invalid_call_fails_at_once_and_its_readers_are_a_dead_branch() -> None:
+    plan = with_invalid(plan_of([
+        {"_tool": "a", "_outputPath": "†state.a"},
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "c", "_outputPath": "†state.c"},
+    ]), 0)
+    state = begin(plan, isolate_invalid=True)
+    assert state.status[0] is Status.INVALID
+    state, ready = advance(state)
+    assert [i.node for i in ready] == [2]
+    assert state.status[1] is Status.SKIPPED  # dead branch: its writer wrote nothing
+    state = complete(state, 2, Returned(1), DATE)
+    result = finish(state)
+    assert [c.outcome for c in result.calls] == ["invalid", "skipped", "executed"]
+    assert result.calls[0].error == "Invalid"
+    (error,) = result.errors
+    assert error["data"]["error"] == {  # type: ignore[index, call-overload]
+        "type": "Invalid", "message": "the call is wrong",
+        "data": {"diagnostics": [{"code": "dangling-reference", "message": "the call is wrong",
+                                  "pointer": "/x"}]},
+    }
+    assert result.trace[0]["event"] == EventKind.INVALID.value
+    assert result.status == "completed"
+
+
+def test_keep_going_is_the_same_run_when_nothing_is_invalid() -> None:
+    plan = plan_of([{"_tool": "a", "_outputPath": "†state.a"}])
+    assert begin(plan, isolate_invalid=True) == begin(plan)
+
+
+# -- b. admitting calls while running (streaming) -------------------------------------------
+
+
+FIRST = {"_tool": "use", "x": "†state.later", "_outputPath": "†state.used"}
+SECOND = {"_tool": "make", "_outputPath": "†state.later"}
+
+
+def open_part(calls: list[Any]) -> CompiledPlan:
+    # The calls seen so far of a stream: a read that nothing seen so far writes is not an
+    # error while the stream is open (it waits), so its dangling-reference is dropped, as
+    # the streaming compile will do.
+    plan = plan_of(calls)
+    kept = tuple(d for d in plan.diagnostics if d.code != "dangling-reference")
+    return evolve(plan, diagnostics=kept, invalid=pmap())
+
+
+def open_run() -> RunState:
+    # The first part alone reads a value nothing writes yet (an error for a closed plan).
+    return begin(open_part([FIRST]), open=True, isolate_invalid=True)
+
+
+def test_an_open_run_parks_a_call_whose_value_no_call_writes_yet() -> None:
+    state, ready = advance(open_run())
+    assert ready == () and state.status[0] is Status.PENDING and state.done
+
+
+def test_an_admitted_writer_releases_the_parked_call() -> None:
+    state, _ = advance(open_run())
+    state = admit(state, plan_of([FIRST, SECOND]))
+    assert list(state.status) == [Status.PENDING, Status.PENDING]
+    assert list(state.waiting) == [1, 0]
+    state, ready = advance(state)
+    assert [i.node for i in ready] == [1]
+    state = complete(state, 1, Returned(5), DATE)
+    state, ready = advance(state)
+    assert [(i.node, i.call["x"]) for i in ready] == [(0, 5)]
+
+
+def test_admitted_calls_wait_only_for_unfinished_predecessors() -> None:
+    state = begin(plan_of([SECOND]), open=True)
+    state, _ = advance(state)
+    state = complete(state, 0, Returned(5), DATE)
+    state = admit(state, plan_of([SECOND, FIRST]))
+    assert state.waiting[1] == 0
+    state, ready = advance(state)
+    assert [(i.node, i.call["x"]) for i in ready] == [(1, 5)]
+
+
+def test_closing_the_run_skips_what_nothing_wrote() -> None:
+    state, _ = advance(open_run())
+    state, ready = advance(close(state))
+    assert ready == () and state.status[0] is Status.SKIPPED
+    assert finish(state).calls[0].error == "MissingValue"
+
+
+def test_admit_refuses_a_closed_run_and_a_plan_that_does_not_extend_it() -> None:
+    with pytest.raises(ValueError, match="closed"):
+        admit(begin(plan_of([SECOND])), plan_of([SECOND, FIRST]))
+    with pytest.raises(ValueError, match="first"):
+        admit(open_run(), plan_of([SECOND]))
+
+
+# -- c. one place where an executor is chosen -------------------------------------------------
+
+
+def ready_one(calls: list[Any], **kw: Any) -> tuple[CompiledPlan, Any]:
+    plan = plan_of(calls, **kw)
+    _, ready = advance(begin(plan))
+    return plan, ready[0]
+
+
+def activity(call: Any, tool: Any, context: Any) -> str:
+    return "ran"
+
+
+class Latent:
+    async def __call__(self, invocation: Any) -> Returned:
+        return Returned({"from": "llm", "tool": invocation.call["_tool"]})
+
+
+@pytest.mark.parametrize(("call", "registry", "expected"), [
+    ({"_tool": "a"}, Registry(activities={"a": activity}), RunActivity(activity)),
+    ({"_tool": "a", "_output": 3}, Registry(), Produce(Returned(3))),
+    ({"_tool": "a"}, Registry(latent=activity), RunActivity(activity)),
+    ({"_tool": "a"}, Registry(delegates=frozenset({"a"})), Delegate("a")),
+    ({"_tool": "a"}, Registry(mocks={"a": {"return": 2}}, counts=Counts()),
+     Produce(Returned(2))),
+])
+def test_choose_executor_table(call: Any, registry: Registry, expected: Any) -> None:
+    plan, invocation = ready_one([call])
+    assert choose_executor(plan, invocation, registry) == expected
+
+
+def test_without_an_executor_a_latent_call_fails_with_no_activity() -> None:
+    plan, invocation = ready_one([{"_tool": "a"}])
+    chosen = choose_executor(plan, invocation, Registry())
+    assert isinstance(chosen, Produce) and isinstance(chosen.outcome, Raised)
+    assert chosen.outcome.type == "NoActivity"
+
+
+def test_a_latent_executor_answers_latent_calls_in_both_loops() -> None:
+    plan, invocation = ready_one([{"_tool": "a"}])
+    chosen = choose_executor(plan, invocation, Registry(latent_executor=Latent(),
+                                                        latent=activity))
+    assert isinstance(chosen, RunLatent)
+    expected = Returned({"from": "llm", "tool": "a"})
+    assert asyncio.run(execute_async(chosen, invocation)) == expected
+    loop = asyncio.new_event_loop()
+    try:
+        assert execute_sync(chosen, invocation, loop.run_until_complete) == expected
+    finally:
+        loop.close()
+
+
+def test_a_delegated_call_fails_clearly_until_delegation_exists() -> None:
+    plan, invocation = ready_one([{"_tool": "a"}])
+    outcome = asyncio.run(execute_async(Delegate("helper"), invocation))
+    assert isinstance(outcome, Raised) and outcome.contract and "helper" in outcome.message
+
+
+def test_every_interpreter_reports_the_observer_events_of_one_run() -> None:
+    calls = [{"_tool": "a", "_outputPath": "†state.a"}]
+    seen: dict[str, list[Any]] = {"sync": [], "asyncio": [], "dry": []}
+    run_sync(calls, activities={"a": activity}, observer=seen["sync"].append, clock=lambda: DATE)
+    asyncio.run(run_async(calls, activities={"a": activity}, observer=seen["asyncio"].append,
+                          clock=lambda: DATE))
+    dry_run(calls, mocks={"a": {"return": "ran"}}, observer=seen["dry"].append,
+            clock=lambda: DATE)
+    assert seen["sync"] == seen["asyncio"] == seen["dry"]
+    assert len(seen["sync"]) == 2
+
+
+def test_every_node_of_an_invalid_cycle_ends_invalid_and_its_readers_are_skipped() -> None:
+    plan = plan_of([
+        {"_tool": "a", "x": "†state.b", "_outputPath": "†state.a"},
+        {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b"},
+        {"_tool": "c", "x": "†state.a", "_outputPath": "†state.c"},
+    ])
+    assert not plan.ok  # a cycle
+    cycle = tuple(d for d in plan.errors)
+    plan = evolve(plan, invalid=pmap({0: cycle, 1: cycle}))
+    state, ready = advance(begin(plan, isolate_invalid=True))
+    assert ready == ()
+    assert list(state.status) == [Status.INVALID, Status.INVALID, Status.SKIPPED]
+    assert finish(state).status == "completed"
+
+
+def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
+    import gc
+
+    from obelisk.interpreters import calls
+
+    plan = plan_of([{"_tool": "a", "_outputPath": "†state.a"}])
+    other = plan_of([{"_tool": "a", "_outputPath": "†state.a"}])  # equal, not the same
+    assert calls.cache_of(plan) is calls.cache_of(plan) is begin(plan).cache
+    assert calls.cache_of(other) is not calls.cache_of(plan)
+    key = id(plan)
+    del plan
+    gc.collect()
+    assert key not in calls._CACHES
