@@ -1,16 +1,53 @@
-"""Reading JSON files for the command line: every failure becomes an :class:`InputError`."""
+"""Reading JSON files for the command line: every failure becomes an :class:`InputError`.
+
+Besides what the JSON grammar refuses, input refuses three things that Python's reader
+would let through and that would fail later, far from their cause:
+
+- ``NaN``, ``Infinity`` and ``-Infinity``: not JSON numbers;
+- a lone surrogate (``"\\ud800"`` with no low half after it): not a character, and not
+  writable as UTF-8; the error names the line, column and JSON Pointer of the string;
+- an integer of more than :data:`MAX_INT_DIGITS` digits: Python cannot print it (its
+  string conversion is quadratic, so it refuses); the error names the line and column.
+
+A UTF-8 byte order mark at the start of the text is skipped.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 from obelisk.core.errors import ObeliskError
 
+#: The most digits an integer in input may have: Python's default conversion limit.
+MAX_INT_DIGITS = 4300
+
 
 class InputError(ObeliskError):
-    """A file cannot be read or is not the JSON the command needs (exit code 2)."""
+    """A file cannot be read or is not the JSON the command needs (exit code 2).
+
+    ``excerpt`` is the line of text where the problem is and its 1-based column, when
+    known; ``str()`` shows it under the message with a caret, and :meth:`render` shows it
+    through a function that makes the line safe to print (it keeps the caret aligned).
+    """
+
+    def __init__(self, message: str, excerpt: tuple[str, int] | None = None) -> None:
+        self.message, self.excerpt = message, excerpt
+        super().__init__(self.render())
+
+    def render(self, show: Any = str) -> str:
+        """The message, then the excerpt line and a caret, each through ``show``."""
+        if self.excerpt is None:
+            return str(show(self.message))
+        line, column = self.excerpt
+        if len(line) > 120:  # a long line (minified JSON): 60 characters either side
+            start = max(0, column - 61)
+            line, column = line[start:column + 59], column - start
+        before = show(line[:column - 1])
+        return f"{show(self.message)}\n  {before}{show(line[column - 1:])}\n  " \
+               f"{' ' * len(before)}^"
 
 
 def load_json(path: str) -> Any:
@@ -29,30 +66,115 @@ def load_json(path: str) -> Any:
     return parse_json(text, name)
 
 
+class _LongInteger(Exception):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(text: str) -> int:
+    digits = len(text) - (text[0] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise _LongInteger(digits)
+    return int(text)
+
+
 def parse_json(text: str, name: str) -> Any:
     """The JSON value of ``text``; ``name`` says where it came from in errors."""
+    if text.startswith("\ufeff"):  # a byte order mark: editors on Windows write one
+        text = text[1:]
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
-        lines = text.splitlines()
-        line = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else ""
-        # TODO(arch): core.text.caret_line (the shared caret drawer) once merged.
-        caret = " " * (exc.colno - 1) + "^"
-        shown = line if len(line) <= 120 else line[max(0, exc.colno - 60):exc.colno + 60]
-        if len(line) > 120:
-            caret = " " * (min(exc.colno - 1, 60)) + "^"
-        raise InputError(
-            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}\n"
-            f"  {shown}\n  {caret}"
-        ) from None
+        raise InputError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}", _excerpt(text, exc.pos)) from None
+    except _LongInteger as exc:
+        where = _find(text, _LONG_INTEGER)
+        raise InputError(f"{name}: {_at(text, where)}an integer of {exc.digits} digits, "
+                         f"more than {MAX_INT_DIGITS} digits; write it as a string",
+                         _excerpt(text, where)) from None
     except RecursionError:
         raise InputError(f"{name} is nested too deeply to read as JSON") from None
     except ValueError as exc:
         raise InputError(f"{name} is not valid JSON: {exc}") from None
+    if _MAYBE_SURROGATE.search(text):
+        try:
+            _reject_lone_surrogates(text, value, name)
+        except RecursionError:
+            raise InputError(f"{name} is nested too deeply to read as JSON") from None
+    return value
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+#: JSON strings (with their escapes), so what is inside one is never read as a number.
+_STRING = r'"(?:[^"\\]|\\.)*"'
+# A \uD800-\uDFFF escape, or a surrogate decoded from standard input (surrogateescape).
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+# An integer (not the fraction or exponent of a float) too long to read.
+_LONG_INTEGER = re.compile(r"(?<![.\deE+-])-?\d{" + str(MAX_INT_DIGITS + 1) + ",}")
+_LONE = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def _find(text: str, pattern: re.Pattern[str]) -> int | None:
+    """Where ``pattern`` first matches outside a string, or None."""
+    for match in re.finditer(f"{_STRING}|{pattern.pattern}", text):
+        if not match.group().startswith('"'):
+            return match.start()
+    return None
+
+
+def _at(text: str, pos: int | None) -> str:
+    if pos is None:
+        return ""
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}: "
+
+
+def _excerpt(text: str, pos: int | None) -> tuple[str, int] | None:
+    if pos is None:
+        return None
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start:len(text) if end < 0 else end], pos - start + 1
+
+
+def _reject_lone_surrogates(text: str, value: Any, name: str) -> None:
+    pointer = _surrogate_pointer(value, "")
+    if pointer is None:
+        return  # the escapes were pairs (one astral character each), or "\\ud800" text
+    where = None
+    for match in re.finditer(_STRING, text):
+        if _MAYBE_SURROGATE.search(match.group()) and _LONE.search(json.loads(match.group())):
+            where = match.start()
+            break
+    path, key = pointer
+    what = "a key" if key else "a string"
+    raise InputError(
+        f"{name}: {_at(text, where)}{what} at {path or '/'} holds a lone surrogate "
+        "(half of a UTF-16 pair, not a character); write the character itself, or both "
+        "halves of its pair (\\ud83d\\ude00)", _excerpt(text, where))
+
+
+def _surrogate_pointer(value: Any, path: str) -> tuple[str, bool] | None:
+    """The JSON Pointer of the first string (or key: True) holding a lone surrogate."""
+    if isinstance(value, str):
+        return (path, False) if _LONE.search(value) else None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_pointer(item, f"{path}/{index}")
+            if found:
+                return found
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            step = f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
+            if _LONE.search(key):
+                return step, True
+            found = _surrogate_pointer(item, step)
+            if found:
+                return found
+    return None
 
 
 def dumps(value: Any, *, indent: int | None = 2) -> str:
