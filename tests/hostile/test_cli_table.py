@@ -25,8 +25,11 @@ from typing import Any
 
 import pytest
 from attrs import field, frozen
+from hypothesis import given
+from hypothesis import strategies as st
 
 from obelisk.cli import main
+from obelisk.cli.safe import inert, inert_lines, json_text
 
 #: What a terminal must never receive from input: C0 (but newline) and C1 controls, DEL,
 #: bidi overrides and isolates, zero-width characters, lone surrogates.
@@ -326,3 +329,53 @@ def test_a_file_written_by_out_reads_back(tmp_path: pathlib.Path,
                                  {}, 0, ""), tmp_path, monkeypatch)
     assert (code, err) == (0, "")
     assert json.loads(out) == "a\u202e\x1b\x85\U0001f600"
+
+
+# -- the function every row relies on ----------------------------------------------------
+
+TEXT = st.text(st.characters(codec=None), max_size=40) | st.sampled_from(
+    [FORGE, BIDI, "\x9b31m", "\u200b\u200d\ufeff", "\U000e0041", "\ud800", "a\\x1b"])
+
+
+@given(TEXT)
+def test_inert_leaves_only_printable_text_and_is_stable(text: str) -> None:
+    shown = inert(text)
+    assert shown.isprintable()
+    assert RAW.search(shown) is None
+    assert inert(shown) == shown
+    assert len(inert_lines(text).split("\n")) == text.count("\n") + 1
+
+
+@given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E)))
+def test_inert_keeps_printable_ascii(text: str) -> None:
+    assert inert(text) == text
+
+
+def test_inert_keeps_letters_of_every_script() -> None:
+    assert inert("†state.пользователь 名前 😀 é") == "†state.пользователь 名前 😀 é"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+    max_leaves=20)
+
+
+@given(JSON, st.sampled_from([None, 2]))
+def test_json_text_reads_back_to_the_same_value(value: Any, indent: int | None) -> None:
+    text = json_text(value, indent=indent)
+    assert RAW.search(text.replace("\n", "")) is None
+    text.encode("utf-8")  # always writable
+    assert json.loads(text) == value
+
+
+def test_json_text_writes_integers_past_pythons_limit() -> None:
+    value = {"a": [10 ** 5000, -(10 ** 4400)], "b": 1}
+    text = json_text(value)
+    assert json.loads(text, parse_int=len) == {"a": [5001, 4402], "b": 1}
+
+
+def test_json_text_to_an_ascii_stream_is_ascii() -> None:
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert json_text({"†": "пользователь\ud800"}, stream=stream).isascii()
