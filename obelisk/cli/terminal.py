@@ -85,7 +85,8 @@ def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], An
             if choice in ("a", "y"):
                 return Approve()
             if choice in ("d", "n"):
-                return Deny(_prompt(err, "reason: ").strip() or "denied at the terminal")
+                return Deny(_whole_characters(_prompt(err, "reason: ").strip())
+                            or "denied at the terminal")
             if choice == "e":
                 params = _edited_parameters(_prompt(err, "new parameters as one line of JSON: "),
                                             err)
@@ -100,6 +101,16 @@ def _prompt(err: TextIO, question: str) -> str:
     err.write(question)
     err.flush()
     return sys.stdin.readline()
+
+
+def _whole_characters(text: str) -> str:
+    """``text`` with each lone surrogate (bytes typed that were not UTF-8, as Python reads
+    them from a terminal in the C locale) replaced by U+FFFD: the context holds text."""
+    try:  # the bytes as typed, so each one that is not UTF-8 becomes one U+FFFD
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
 
 
 def _edited_parameters(text: str, err: TextIO) -> dict[str, Any] | None:

@@ -87,6 +87,13 @@ def basics(command: str, extra: list[str]) -> Iterator[Case]:
             continue
         yield Case(f"{command}-{name}", [command, "{plan}", *extra], {"plan": content}, 2,
                    fragment)
+    # A plan whose calls wait for each other: read, then refused by the compiler.
+    cyclic = plan([{"_tool": "t", "x": "†state.b", "_outputPath": "†state.a"},
+                   {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}], tools=[TOOL])
+    code, fragment = {"validate": (1, "error[cycle]"), "graph": (0, "the plan has errors"),
+                      "schema": (0, '"const": "t"')}.get(command, (1, "nothing ran"))
+    yield Case(f"{command}-cyclic-plan", [command, "{plan}", *extra], {"plan": cyclic}, code,
+               fragment)
     # A byte order mark is accepted (editors on Windows write one).
     yield Case(f"{command}-bom", [command, "{plan}", *extra],
                {"plan": b"\xef\xbb\xbf" + json.dumps(plan([{"_tool": "echo", "x": "a"}],
@@ -238,7 +245,18 @@ CASES: list[Case] = [
                                           "{activities}:ACTIVITIES", "--approve"],
          {"plan": plan([{"_tool": "t", "x": FORGE}])}, 0, "\\u001b[2K", modules={"m": ECHO},
          stdin="a\n"),
+    Case("run-approval-deny-reason-surrogate", ["run", "{plan}", "--activities",
+                                                "{activities}:ACTIVITIES", "--approve"],
+         {"plan": OUT_PLAN}, 1, "Denied: no\ufffdpe", modules={"m": ECHO},
+         stdin="d\nno\udcffpe\n"),
+    Case("run-activities-keyboard-interrupt", ["run", "{plan}", "--activities",
+                                               "{activities}:ACTIVITIES"],
+         {"plan": OUT_PLAN}, 130, "interrupted", modules={"m": "raise KeyboardInterrupt\n"}),
     # -- conformance ---------------------------------------------------------------------
+    Case("conformance-deeply-nested", ["conformance", "{vector}"],
+         {"vector": "[" * 100_000 + "]" * 100_000}, 1, "nested too deeply"),
+    Case("conformance-truncated", ["conformance", "{vector}"],
+         {"vector": '{"id": "v", "plan": [{"_tool": "t", "x": "†sta'}, 1, "Unterminated string"),
     Case("conformance-lone-surrogate", ["conformance", "{vector}"],
          {"vector": '{"id": "v", "plan": [], "context": [{"type": "state", "a": "\\ud800"}]}'},
          1, "lone surrogate"),
