@@ -6,8 +6,9 @@ would let through and that would fail later, far from their cause:
 - ``NaN``, ``Infinity`` and ``-Infinity``: not JSON numbers;
 - a lone surrogate (``"\\ud800"`` with no low half after it): not a character, and not
   writable as UTF-8; the error names the line, column and JSON Pointer of the string;
-- an integer of more than :data:`MAX_INT_DIGITS` digits: Python cannot print it (its
-  string conversion is quadratic, so it refuses); the error names the line and column.
+- an integer of more than :data:`MAX_INT_DIGITS` digits (Python's conversion limit): Python
+  cannot print it (its string conversion is quadratic, so it refuses); the error names
+  the line and column.
 
 A UTF-8 byte order mark at the start of the text is skipped.
 """
@@ -17,11 +18,14 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from obelisk.core.errors import ObeliskError
 
-#: The most digits an integer in input may have: Python's default conversion limit.
+#: The most digits an integer in input may have, by default: Python's limit on converting
+#: integers to text (``PYTHONINTMAXSTRDIGITS`` or ``sys.set_int_max_str_digits`` change
+#: it; input follows it, so what is read can always be printed).
 MAX_INT_DIGITS = 4300
 
 
@@ -37,10 +41,10 @@ class InputError(ObeliskError):
         self.message, self.excerpt = message, excerpt
         super().__init__(self.render())
 
-    def render(self, show: Any = str) -> str:
+    def render(self, show: Callable[[str], str] = str) -> str:
         """The message, then the excerpt line and a caret, each through ``show``."""
         if self.excerpt is None:
-            return str(show(self.message))
+            return show(self.message)
         line, column = self.excerpt
         if len(line) > 120:  # a long line (minified JSON): 60 characters either side
             start = max(0, column - 61)
@@ -66,16 +70,10 @@ def load_json(path: str) -> Any:
     return parse_json(text, name)
 
 
-class _LongInteger(Exception):
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _parse_int(text: str) -> int:
-    digits = len(text) - (text[0] == "-")
-    if digits > MAX_INT_DIGITS:
-        raise _LongInteger(digits)
-    return int(text)
+def _int_digits_limit() -> int:
+    """Python's limit on integer-to-text conversion (0: none, before Python 3.10.7)."""
+    get: Callable[[], int] | None = getattr(sys, "get_int_max_str_digits", None)
+    return get() if get is not None else 0
 
 
 def parse_json(text: str, name: str) -> Any:
@@ -83,25 +81,34 @@ def parse_json(text: str, name: str) -> Any:
     if text.startswith("\ufeff"):  # a byte order mark: editors on Windows write one
         text = text[1:]
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}", _excerpt(text, exc.pos)) from None
-    except _LongInteger as exc:
-        where = _find(text, _LONG_INTEGER)
-        raise InputError(f"{name}: {_at(text, where)}an integer of {exc.digits} digits, "
-                         f"more than {MAX_INT_DIGITS} digits; write it as a string",
-                         _excerpt(text, where)) from None
     except RecursionError:
         raise InputError(f"{name} is nested too deeply to read as JSON") from None
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python refused a long integer
+            raise _long_integer(text, name) from None
         raise InputError(f"{name} is not valid JSON: {exc}") from None
-    if _MAYBE_SURROGATE.search(text):
+    if _SURROGATE_ESCAPE.search(text) or (not text.isascii() and _SURROGATE.search(text)):
         try:
             _reject_lone_surrogates(text, value, name)
         except RecursionError:
             raise InputError(f"{name} is nested too deeply to read as JSON") from None
     return value
+
+
+def _long_integer(text: str, name: str) -> InputError:
+    limit = _int_digits_limit() or MAX_INT_DIGITS
+    pattern = re.compile(r"(?<![.\deE+-])-?\d{" + str(limit + 1) + ",}")
+    where = _find(text, pattern)
+    digits = ""
+    if where is not None:
+        match = pattern.match(text, where)
+        digits = f" of {len(match.group().lstrip('-'))} digits" if match else ""
+    return InputError(f"{name}: {_at(text, where)}an integer{digits}, more than {limit} "
+                      "digits; write it as a string", _excerpt(text, where))
 
 
 def _reject_constant(name: str) -> Any:
@@ -110,10 +117,10 @@ def _reject_constant(name: str) -> Any:
 
 #: JSON strings (with their escapes), so what is inside one is never read as a number.
 _STRING = r'"(?:[^"\\]|\\.)*"'
-# A \uD800-\uDFFF escape, or a surrogate decoded from standard input (surrogateescape).
-_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
-# An integer (not the fraction or exponent of a float) too long to read.
-_LONG_INTEGER = re.compile(r"(?<![.\deE+-])-?\d{" + str(MAX_INT_DIGITS + 1) + ",}")
+# A \uD800-\uDFFF escape; or a surrogate itself, as standard input decodes bytes that are
+# not UTF-8 in the C locale (surrogateescape). Two searches: each alone is fast.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _LONE = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 
 
@@ -146,7 +153,9 @@ def _reject_lone_surrogates(text: str, value: Any, name: str) -> None:
         return  # the escapes were pairs (one astral character each), or "\\ud800" text
     where = None
     for match in re.finditer(_STRING, text):
-        if _MAYBE_SURROGATE.search(match.group()) and _LONE.search(json.loads(match.group())):
+        token = match.group()
+        if (_SURROGATE_ESCAPE.search(token) or _SURROGATE.search(token)) and _LONE.search(
+                json.loads(token)):
             where = match.start()
             break
     path, key = pointer
