@@ -34,13 +34,23 @@ _HELP = {
 }
 
 
+def _uri(path: str) -> str:
+    # A file name that is not UTF-8 reaches Python with its bytes as surrogates: encode
+    # them back to those bytes; any other lone surrogate is written as an escape.
+    safe = "/:@!$&'()*+,;=-._~"
+    try:
+        return quote(path, safe=safe, errors="surrogateescape")
+    except UnicodeEncodeError:
+        return quote(path, safe=safe, errors="backslashreplace")
+
+
 def to_sarif(diagnostics: Sequence[Diagnostic], uri: str, version: str) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run of obelisk over the plan file at ``uri``.
 
     ``uri`` is a file path (or a name such as "standard input"); it is written as a URI
     reference, percent-encoded, since SARIF requires one ("my plan.json" is not).
     """
-    uri = quote(uri.replace("\\", "/"), safe="/:@!$&'()*+,;=-._~")
+    uri = _uri(uri.replace("\\", "/"))
     codes = list(CODES)
     rules = [
         {"id": code, "shortDescription": {"text": _HELP.get(code, code)},

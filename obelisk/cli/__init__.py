@@ -28,6 +28,7 @@ from obelisk.cli.common import (
 from obelisk.cli.conformance import CONFORMANCE
 from obelisk.cli.resolve import RESOLVE
 from obelisk.cli.run import DRY_RUN, RUN
+from obelisk.cli.safe import inert, inert_lines
 from obelisk.cli.terminal import Progress, terminal_approval
 from obelisk.cli.validate import GRAPH, SCHEMA, VALIDATE
 from obelisk.jsonio import InputError
@@ -74,17 +75,30 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
     return parser
 
 
+def _tolerant(stream: TextIO) -> TextIO:
+    """The console stream, set to write what its encoding cannot hold as escapes.
+
+    Under ``PYTHONIOENCODING=ascii`` (or a Latin-1 terminal) printing "†state" would
+    fail; JSON output is then all ASCII (see ``json_text``) and text shows ``\u2020``.
+    """
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+        with contextlib.suppress(Exception):  # a stream that cannot change keeps its own
+            reconfigure(errors="backslashreplace")
+    return stream
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = out or _tolerant(sys.stdout)
+    err = err or _tolerant(sys.stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
         err.write(exc.usage)
-        print(f"obelisk: error: {exc}", file=err)
+        print(f"obelisk: error: {inert_lines(str(exc))}", file=err)
         return EXIT_USAGE
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
@@ -95,10 +109,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
             code: int = args.run(args, out, err)
             return code
     except InputError as exc:
-        print(f"error: {exc}", file=err)
+        print(f"error: {exc.render(inert)}", file=err)
         return EXIT_USAGE
     except ObeliskError as exc:
-        print(f"error: {exc}", file=err)
+        # Messages quote input (tool names, paths, values): every line made inert.
+        print(f"error: {inert_lines(str(exc))}", file=err)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=err)
@@ -110,7 +125,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except Exception as exc:  # a bug in obelisk: say so in one line, not a traceback
         if os.environ.get("OBELISK_DEBUG"):
             raise
-        print(f"obelisk: internal error (a bug, please report it): {type(exc).__name__}: {exc}\n"
+        print(f"obelisk: internal error (a bug, please report it): {type(exc).__name__}: "
+              f"{inert_lines(str(exc))}\n"
               "set OBELISK_DEBUG=1 to see the traceback", file=err)
         return EXIT_FAILED
 

@@ -71,8 +71,13 @@ def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
         raise InputError(f"--activities takes package.module:NAME, got {spec!r}")
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # an import error in user code is bad input, not a crash
-        raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    except KeyboardInterrupt:  # Ctrl-C while importing: main reports the interrupt (130)
+        raise
+    except BaseException as exc:  # noqa: B036 - an import that raises, or calls sys.exit
+        # (SystemExit), is bad input: say so rather than end the command line silently.
+        hint = " (the module calls sys.exit when imported)" if isinstance(exc, SystemExit) else ""
+        raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}{hint}"
+                         ) from None
     mapping = getattr(module, attribute, None)
     if not isinstance(mapping, Mapping) or not all(
             isinstance(k, str) and callable(v) for k, v in mapping.items()):

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from obelisk import conformance as runner
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command
+from obelisk.cli.safe import inert, inert_lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,11 +25,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for outcome in outcomes:
         if outcome.passed:
             if not args.quiet:
-                print(f"PASS {outcome.id}", file=out)
+                print(f"PASS {inert(outcome.id)}", file=out)
             continue
-        print(f"FAIL {outcome.id} ({outcome.source})", file=out)
+        print(f"FAIL {inert(outcome.id)} ({inert(outcome.source)})", file=out)
         for problem in outcome.problems:
-            print("  " + problem.replace("\n", "\n    "), file=out)
+            print("  " + inert_lines(problem).replace("\n", "\n    "), file=out)
     print(f"{passed} passed, {len(outcomes) - passed} failed", file=out)
     return EXIT_OK if passed == len(outcomes) and outcomes else EXIT_FAILED
 

@@ -1,5 +1,9 @@
 """Reports as text: a run's report (dry or real) and a plan's diagnostics.
 
+Every string in a report or a diagnostic can come from input: it is printed through
+:func:`~obelisk.cli.safe.inert` (values through ``json_text``), so no escape sequence or
+carriage return in a tool name, reason or value acts on the terminal.
+
 The run report arrives as the JSON the ``--json`` option prints (the documented, stable
 form); :meth:`RunReport.of` reads it once into typed values, and :func:`render_report`
 prints only from those.
@@ -10,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from attrs import frozen
+from attrs import evolve, frozen
 from pyrsistent import PVector, pvector
 
 from obelisk import CompiledPlan, Diagnostic, render_text, summary
-from obelisk.jsonio import dumps
+from obelisk.cli.safe import inert, json_text
 
 
 @frozen
@@ -116,26 +120,28 @@ def _exploration(explore: Mapping[str, Any]) -> Exploration:
 
 def render_report(report: RunReport, out: TextIO) -> None:
     """Print the report as a table of calls, then values, errors, exploration and status."""
-    width = max([len(c.tool or "?") for c in report.calls] + [4])
+    tools = [inert(c.tool or "?") for c in report.calls]
+    width = max([len(t) for t in tools] + [4])
     print(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason", file=out)
-    for c in report.calls:
-        instance = "" if c.instance is None else str(c.instance)
-        print(f"{c.call:>4}  {instance:<8}  {c.tool or '?':<{width}}  {c.outcome:<9}  "
-              f"{c.reason}", file=out)
+    for c, tool in zip(report.calls, tools, strict=True):
+        instance = "" if c.instance is None else inert(str(c.instance))
+        print(f"{c.call:>4}  {instance:<8}  {tool:<{width}}  {inert(c.outcome):<9}  "
+              f"{inert(c.reason)}", file=out)
     if report.views:
         print("\nvalues:", file=out)
         for view in report.views:
-            label = f"†{view.kind}" + ("" if view.layer == "global"
-                                       else f"  [instance {view.layer}]")
-            print(f"  {label} = {dumps(view.value, indent=None)}", file=out)
+            label = f"†{inert(view.kind)}" + ("" if view.layer == "global"
+                                              else f"  [instance {inert(view.layer)}]")
+            print(f"  {label} = {json_text(view.value, indent=None, stream=out)}", file=out)
     if report.errors:
         print("\nerrors:", file=out)
         for error in report.errors:
-            where = "" if error.instance is None else f" [instance {error.instance}]"
-            print(f"  {error.tool}{where}: {error.type}: {error.message}", file=out)
+            where = "" if error.instance is None else f" [instance {inert(error.instance)}]"
+            print(f"  {inert(error.tool)}{where}: {inert(error.type)}: {inert(error.message)}",
+                  file=out)
     if report.explore:
         _render_exploration(report.explore, out)
-    print(f"\nstatus: {report.status}", file=out)
+    print(f"\nstatus: {inert(report.status)}", file=out)
 
 
 def _render_exploration(explore: Exploration, out: TextIO) -> None:
@@ -144,19 +150,35 @@ def _render_exploration(explore: Exploration, out: TextIO) -> None:
     for number, combo in enumerate(explore.combinations, 1):
         # TODO(arch): the call label; kept without the tool name so the output is unchanged.
         chosen = ", ".join(
-            f"call {c.call}{'' if c.instance is None else ' [' + str(c.instance) + ']'}"
+            f"call {c.call}{'' if c.instance is None else ' [' + inert(str(c.instance)) + ']'}"
             f" -> alternative {c.alternative}" for c in combo.choices) or "no branch taken"
-        print(f"  {number}. {chosen}: executed {list(combo.executed)}, "
-              f"skipped {list(combo.skipped)}, failed {list(combo.failed)}", file=out)
+        print(inert(f"  {number}. {chosen}: executed {list(combo.executed)}, "
+                    f"skipped {list(combo.skipped)}, failed {list(combo.failed)}"), file=out)
 
 
 def render_diagnostics(diagnostics: Sequence[Diagnostic], source: str, out: TextIO) -> None:
     """Print each diagnostic as a compiler does (location, code, message, caret, hint)."""
     for diagnostic in diagnostics:
-        print(render_text(diagnostic, source), file=out)
+        print(render_text(inert_diagnostic(diagnostic), inert(source)), file=out)
+
+
+def inert_diagnostic(d: Diagnostic) -> Diagnostic:
+    """``d`` with every text field made :func:`inert`, its span moved to match, so the
+    caret stays under the part of the expression it marks."""
+    span, expression = d.span, d.expression
+    if expression is not None:
+        if span is not None:
+            span = evolve(span, start=len(inert(expression[:span.start])),
+                          end=len(inert(expression[:span.end])))
+        expression = inert(expression)
+    return evolve(d, message=inert(d.message), pointer=inert(d.pointer), span=span,
+                  expression=expression, hint=None if d.hint is None else inert(d.hint),
+                  instance=None if d.instance is None else inert(d.instance),
+                  tool=None if d.tool is None else inert(d.tool))
 
 
 def render_refusal(plan: CompiledPlan, source: str, err: TextIO) -> None:
     """Why nothing ran: the plan's diagnostics, then a one-line summary."""
     render_diagnostics(plan.diagnostics, source, err)
-    print(f"{source}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran", file=err)
+    print(f"{inert(source)}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran",
+          file=err)

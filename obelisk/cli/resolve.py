@@ -7,7 +7,7 @@ from typing import TextIO
 
 from obelisk import MISSING, ExpressionSyntaxError, WriteError, resolve
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_context
-from obelisk.jsonio import dumps
+from obelisk.cli.safe import inert, inert_lines, json_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,17 +23,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         value = resolve(context, args.expression, args.instance)
     except ExpressionSyntaxError as exc:
-        print(f"error: {exc.render()}", file=err)
+        print(f"error: {inert_lines(exc.render())}", file=err)
         return EXIT_FAILED
     except WriteError as exc:
-        print(f"error: {exc}", file=err)
+        print(f"error: {inert_lines(str(exc))}", file=err)
         return EXIT_FAILED
     if value is MISSING:
         print("MISSING", file=out)
-        where = f" for instance {args.instance!r}" if args.instance else ""
-        print(f"{args.expression} has no value in {args.context}{where}", file=err)
+        where = f" for instance {inert(repr(args.instance))}" if args.instance else ""
+        print(f"{inert(args.expression)} has no value in {inert(args.context)}{where}",
+              file=err)
         return EXIT_FAILED
-    print(dumps(value), file=out)
+    print(json_text(value, stream=out), file=out)
     return EXIT_OK
 
 

@@ -17,8 +17,9 @@ from obelisk.cli.common import (
     load_activities,
 )
 from obelisk.cli.render import RunReport, render_refusal, render_report
+from obelisk.cli.safe import json_text
 from obelisk.cli.terminal import Progress, terminal_approval
-from obelisk.jsonio import InputError, dumps, load_json
+from obelisk.jsonio import InputError, load_json
 from obelisk.planfile import PlanFile, read_plan_file
 
 
@@ -51,7 +52,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plan = compile_file(pf, instances=args.instances)
     if not plan.ok:
         if args.json:
-            print(dumps(invalid_report(plan)), file=out)
+            print(json_text(invalid_report(plan), stream=out), file=out)
         else:
             render_refusal(plan, pf.name, err)
         return EXIT_FAILED
@@ -61,7 +62,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(f"{args.mocks or pf.name}: {exc}") from None
     data = result.report()
     if args.json:
-        print(dumps(data), file=out)
+        print(json_text(data, stream=out), file=out)
     else:
         render_report(RunReport.of(data), out)
     return EXIT_FAILED if data["errors"] else EXIT_OK
@@ -115,8 +116,10 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     render_report(RunReport.of(report(result)), out)
     if args.out:
         try:
+            # json_text writes lone surrogates (and controls) as JSON escapes: the file
+            # is always valid UTF-8, and reads back to the same context.
             with open(args.out, "w", encoding="utf-8") as handle:
-                handle.write(dumps(result.context.to_json()) + "\n")
+                handle.write(json_text(result.context.to_json()) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from obelisk import Approve, Deny, Replace
-from obelisk.jsonio import InputError, dumps, parse_json
+from obelisk.cli.safe import inert, json_text
+from obelisk.jsonio import InputError, parse_json
 
 
 class Progress:
@@ -73,8 +74,9 @@ def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], An
     """Ask at the terminal before each call: approve, deny (with a reason), or edit."""
 
     def ask(call: dict[str, Any]) -> Any:
-        print(f"\nabout to run {call.get('_tool')!r} with:", file=err)
-        print(dumps({k: v for k, v in call.items() if not k.startswith("_")}), file=err)
+        print(f"\nabout to run {inert(repr(call.get('_tool')))} with:", file=err)
+        print(json_text({k: v for k, v in call.items() if not k.startswith("_")}, stream=err),
+              file=err)
         while True:
             answer = _prompt(err, "[a]pprove, [d]eny, [e]dit parameters? ")
             if not answer:
@@ -83,7 +85,8 @@ def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], An
             if choice in ("a", "y"):
                 return Approve()
             if choice in ("d", "n"):
-                return Deny(_prompt(err, "reason: ").strip() or "denied at the terminal")
+                return Deny(_whole_characters(_prompt(err, "reason: ").strip())
+                            or "denied at the terminal")
             if choice == "e":
                 params = _edited_parameters(_prompt(err, "new parameters as one line of JSON: "),
                                             err)
@@ -100,12 +103,22 @@ def _prompt(err: TextIO, question: str) -> str:
     return sys.stdin.readline()
 
 
+def _whole_characters(text: str) -> str:
+    """``text`` with each lone surrogate (bytes typed that were not UTF-8, as Python reads
+    them from a terminal in the C locale) replaced by U+FFFD: the context holds text."""
+    try:  # the bytes as typed, so each one that is not UTF-8 becomes one U+FFFD
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
+
+
 def _edited_parameters(text: str, err: TextIO) -> dict[str, Any] | None:
     """The edited parameters, or None (after saying why) to ask again."""
     try:
         params = parse_json(text, "the edited parameters")
-    except InputError as exc:
-        print(exc, file=err)
+    except InputError as exc:  # not JSON, or a lone surrogate ("\ud800"): ask again
+        print(exc.render(inert), file=err)
         return None
     if not isinstance(params, dict):
         print("the parameters must be a JSON object", file=err)

@@ -15,7 +15,8 @@ from obelisk.cli.common import (
     load_activities,
 )
 from obelisk.cli.render import render_diagnostics
-from obelisk.jsonio import InputError, dumps
+from obelisk.cli.safe import inert, inert_lines, json_text
+from obelisk.jsonio import InputError
 from obelisk.planfile import read_plan_file
 from obelisk.sarif import to_sarif
 
@@ -32,15 +33,15 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plan = compile_file(pf)
     diagnostics = plan.diagnostics
     if args.format == "json":
-        print(dumps([d.to_json() for d in diagnostics]), file=out)
+        print(json_text([d.to_json() for d in diagnostics], stream=out), file=out)
     elif args.format == "sarif":
-        print(dumps(to_sarif(diagnostics, pf.name, __version__)), file=out)
+        print(json_text(to_sarif(diagnostics, pf.name, __version__), stream=out), file=out)
     else:
         render_diagnostics(diagnostics, pf.name, out)
         # Calls as listed; nodes differ when instancing copies calls or a call is not
         # an object (no node). Edges join nodes.
         nodes = f"{len(plan.nodes)} node(s), " if len(plan.nodes) != len(plan.calls) else ""
-        print(f"{pf.name}: {len(plan.calls)} call(s), {nodes}{len(plan.edges)} edge(s): "
+        print(f"{inert(pf.name)}: {len(plan.calls)} call(s), {nodes}{len(plan.edges)} edge(s): "
               f"{summary(diagnostics)}", file=out)
     return EXIT_FAILED if not plan.ok else EXIT_OK
 
@@ -55,15 +56,16 @@ def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the dataflow graph, even of an invalid plan (with a note on stderr)."""
     pf = read_plan_file(args.file)
     plan = compile_file(pf)
+    # Labels quote tool names and expressions: each line of the graph is made inert.
     if args.format == "dot":
-        out.write(plan.to_dot())
+        out.write(inert_lines(plan.to_dot()))
     elif args.format == "json":
-        print(dumps(plan.to_json()), file=out)
+        print(json_text(plan.to_json(), stream=out), file=out)
     else:
-        out.write(plan.to_mermaid())
+        out.write(inert_lines(plan.to_mermaid()))
     if not plan.ok:
         print(f"note: the plan has errors ({summary(plan.diagnostics)}); "
-              f"see obelisk validate {args.file}", file=err)
+              f"see obelisk validate {inert(args.file)}", file=err)
     return EXIT_OK
 
 
@@ -82,7 +84,7 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ToolError as exc:
         raise InputError(f"{pf.name}: {exc}") from None
     names = list(load_activities(args.activities)) if args.activities else []
-    print(dumps(compose_calls_schema(registry, names)), file=out)
+    print(json_text(compose_calls_schema(registry, names), stream=out), file=out)
     return EXIT_OK
 
 
