@@ -16,7 +16,7 @@ from attrs import field, frozen
 
 from obelisk.compiler.codes import CODES, DiagnosticCode, Severity, code_of
 from obelisk.core.ast import Span
-from obelisk.core.errors import _excerpt  # TODO(arch): core.text (caret_line)
+from obelisk.core.text import caret_line
 
 __all__ = [
     "CODES", "CycleDetails", "CycleStep", "Details", "Diagnostic", "DiagnosticCode",
@@ -213,10 +213,8 @@ def render_text(diagnostic: Diagnostic, source: str = "plan") -> str:
     head = " ".join(where)
     lines = [f"{head} {diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}"]
     if diagnostic.expression is not None and diagnostic.span is not None:
-        shown, offset = _excerpt(diagnostic.expression, diagnostic.span.start)
-        width = max(1, min(diagnostic.span.end - diagnostic.span.start, len(shown) - offset))
-        lines.append(f"    {shown}")
-        lines.append("    " + " " * offset + "^" * width)
+        lines.append(caret_line(diagnostic.expression, diagnostic.span.start,
+                                diagnostic.span.end, indent="    "))
     if diagnostic.calls:
         lines.append("    calls: " + ", ".join(str(c) for c in diagnostic.calls))
     if diagnostic.hint:

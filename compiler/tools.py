@@ -41,6 +41,7 @@ from obelisk.compiler.validation import (
     validate_params,
 )
 from obelisk.core.errors import ToolError  # re-exported: its home was here
+from obelisk.core.text import article
 from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
 
 __all__ = [
@@ -259,13 +260,11 @@ def _resolves(resolver: Any, ref: str) -> bool:
 
 
 def _kind_of(value: object) -> str:
-    # TODO(arch): core.text (article)
     if isinstance(value, (list, tuple, PVector)):
         return "an array"
     if isinstance(value, str):
         return "a string"
-    name = json_type(value)
-    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+    return article(json_type(value))
 
 
 # -- the registry ----------------------------------------------------------------------

@@ -184,8 +184,6 @@ def _one_of(options: Sequence[str]) -> str:
     return "one of: " + ", ".join(options)
 
 
-#: Kept for callers of the old private name; the rule lives in :mod:`obelisk.core.text`.
-_excerpt = excerpt
 
 
 class PlanError(ObeliskError, ValueError):

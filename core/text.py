@@ -5,6 +5,8 @@ Each rule lives here once (errors, diagnostics and the CLI used to carry their o
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 #: How many characters of a long line are shown around the caret.
 EXCERPT_WIDTH = 100
 
@@ -25,22 +27,30 @@ def excerpt(text: str, offset: int, width: int = EXCERPT_WIDTH) -> tuple[str, in
     return prefix + shown + suffix, offset - start + len(prefix)
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def caret_line(
     text: str, start: int, end: int, *, indent: str = "", width: int = EXCERPT_WIDTH,
+    show: Callable[[str], str] = _same,
 ) -> str:
     """Two lines: ``text`` (a window of it when long) and carets under ``text[start:end]``.
 
     ``start`` and ``end`` are 0-based character offsets, ``end`` exclusive; the caret is at
     least one character wide and never runs past the shown text. Each line starts with
-    ``indent``.
+    ``indent``. ``show`` rewrites the shown text (the CLI makes control characters visible
+    with it); the caret is placed under the rewritten span, so it stays aligned.
 
         >>> print(caret_line("†state.recipt", 7, 13, indent="  "))
           †state.recipt
                  ^^^^^^
     """
     shown, offset = excerpt(text, start, width)
-    carets = max(1, min(end - start, len(shown) - offset))
-    return f"{indent}{shown}\n{indent}{' ' * offset}{'^' * carets}"
+    stop = offset + max(1, min(end - start, len(shown) - offset))
+    before, marked = show(shown[:offset]), show(shown[offset:stop])
+    return (f"{indent}{before}{marked}{show(shown[stop:])}\n"
+            f"{indent}{' ' * len(before)}{'^' * max(1, len(marked))}")
 
 
 def article(word: str) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from obelisk.core.errors import ObeliskError
+from obelisk.core.text import caret_line
 
 #: The most digits an integer in input may have, by default: Python's limit on converting
 #: integers to text (``PYTHONINTMAXSTRDIGITS`` or ``sys.set_int_max_str_digits`` change
@@ -46,12 +47,8 @@ class InputError(ObeliskError):
         if self.excerpt is None:
             return show(self.message)
         line, column = self.excerpt
-        if len(line) > 120:  # a long line (minified JSON): 60 characters either side
-            start = max(0, column - 61)
-            line, column = line[start:column + 59], column - start
-        before = show(line[:column - 1])
-        return f"{show(self.message)}\n  {before}{show(line[column - 1:])}\n  " \
-               f"{' ' * len(before)}^"
+        return f"{show(self.message)}\n" + caret_line(line, column - 1, column, indent="  ",
+                                                      width=120, show=show)
 
 
 def load_json(path: str) -> Any:

@@ -21,6 +21,7 @@ from obelisk.core.ast import And, Expr, Literal, Or, Reference
 from obelisk.core.errors import WriteError
 from obelisk.core.methods import Method
 from obelisk.core.paths import is_prefix, overlaps
+from obelisk.core.text import article
 from obelisk.core.values import json_type, thaw
 
 #: Inferred types (None: unknown) and where they come from, first source first.
@@ -68,8 +69,7 @@ def _mismatch(node: Node, param: Param, produced: frozenset[str], accepted: froz
 
 def _types_text(types: frozenset[str]) -> str:
     names = sorted(types)
-    # TODO(arch): core.text (article)
-    words = [("an " if t[0] in "aeiou" else "a ") + t for t in names]
+    words = [article(t) for t in names]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
