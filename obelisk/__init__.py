@@ -6,6 +6,10 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
+# Names added by the architecture work (issue 7): the codes table, the run's events and
+# statuses, replay, the executor seam; the LLM adapters and the agent's request.
+from obelisk.agent import Mode, Transcript, build_latent_request, build_request, solution_schema
+from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
 from obelisk.compiler.parse import parse_input, parse_output
 from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
@@ -18,7 +22,13 @@ from obelisk.compiler.tools import (
 )
 from obelisk.core.ast import Expr
 from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
+from obelisk.core.errors import (
+    ExpressionSyntaxError,
+    MessageError,
+    NotJSONError,
+    ObeliskError,
+    WriteError,
+)
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Json, Missing, thaw
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
@@ -32,6 +42,8 @@ from obelisk.interpreters.dryrun import (
     report,
     views,
 )
+from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
+from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
 from obelisk.interpreters.machine import (
     Approve,
     CallOutcome,
@@ -40,7 +52,21 @@ from obelisk.interpreters.machine import (
     Replace,
     RunResult,
 )
+from obelisk.interpreters.replay import replay
 from obelisk.interpreters.sync import run_sync
+from obelisk.llm import (
+    LLM,
+    AnthropicLLM,
+    LLMError,
+    OpenAILLM,
+    Refusal,
+    Reply,
+    Request,
+    RetryPolicy,
+    ScriptedLLM,
+    ScriptExhausted,
+    Usage,
+)
 
 __version__ = "0.1.0"
 
@@ -97,4 +123,9 @@ __all__ = [
     "run_sync",
     "summary",
     "views",
+    "LLM", "AnthropicLLM", "DiagnosticCode", "EventKind", "LLMError", "LatentExecutor",
+    "Mode", "NotJSONError", "OpenAILLM", "Refusal", "Registry", "Reply", "Request",
+    "RetryPolicy", "RunEvent", "RunStatus", "ScriptExhausted", "ScriptedLLM", "Status",
+    "Transcript", "Usage", "build_latent_request", "build_request", "choose_executor",
+    "replay", "solution_schema",
 ]
