@@ -46,15 +46,8 @@ from obelisk.llm.request import TEMPLATE_VERSION, Request, Role, Turn
 Message = PMap[str, Frozen]
 
 __all__ = [
-    "TEMPLATE_VERSION",
-    "Request",
-    "RequestError",
-    "Role",
-    "Transcript",
-    "Turn",
-    "build_latent_request",
-    "build_request",
-    "merge_tools",
+    "TEMPLATE_VERSION", "Request", "RequestError", "Role", "Transcript", "Turn",
+    "build_latent_request", "build_request", "merge_tools",
 ]
 
 SYSTEM_TEMPLATE = """\
