@@ -76,6 +76,15 @@ class DiagnosticCode(str, enum.Enum):
     NO_INSTANCES = ("no-instances", Severity.INFO,
                     "Instancing was asked for, but the context names no instance.")
     TOO_MANY = ("too-many", Severity.INFO, "A kind of diagnostic was cut short.")
+    INVALID_SCOPE = ("invalid-scope", Severity.ERROR,
+                     "_scopes names a message type that holds no data (system, tool, ...).")
+    TOO_DENSE = ("too-dense", Severity.ERROR,
+                 "The plan has more dependencies between calls than the compiler's limit.")
+    CONFUSABLE_KIND = ("confusable-kind", Severity.WARNING,
+                       "A kind name looks like another kind's but is spelt with other "
+                       "characters.")
+    SLOW_PATTERN = ("slow-pattern", Severity.WARNING,
+                    "A tool's pattern has nested quantifiers that can take exponential time.")
 
 
 #: Code -> severity, in the table's order (the protocol's twelve first); read-only.

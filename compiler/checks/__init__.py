@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from obelisk.compiler.checks.branches import check_unreachable
-from obelisk.compiler.checks.cycles import check_cycles
+from obelisk.compiler.checks.cycles import check_cycles, check_density
 from obelisk.compiler.checks.dangling import check_dangling
 from obelisk.compiler.checks.races import check_scope_races, check_write_races
 from obelisk.compiler.checks.types import check_types
@@ -27,6 +27,7 @@ Check = Callable[[PlanGraph], Iterable[Diagnostic]]
 CHECKS: tuple[Check, ...] = (
     check_dangling,  # dangling-reference, external-reference
     check_cycles,  # cycle
+    check_density,  # too-dense
     check_unreachable,  # unreachable
     check_write_races,  # write-race, too-many
     check_scope_races,  # scope-race, too-many
