@@ -45,13 +45,14 @@ def strongly_connected(successors: Sequence[Sequence[int]]) -> list[list[int]]:
                     stack.append(w)
                     on_stack[w] = True
                     work.append((w, 0))
-                elif on_stack[w]:
-                    low[v] = min(low[v], index[w])
+                elif on_stack[w] and index[w] < low[v]:  # (no min(): a hot loop)
+                    low[v] = index[w]
                 continue
             work.pop()
             if work:
                 parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
+                if low[v] < low[parent]:
+                    low[parent] = low[v]
             if low[v] == index[v]:
                 component = []
                 while True:

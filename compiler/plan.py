@@ -64,7 +64,7 @@ HINT_BUDGET = 200_000
 #: Dependencies (edges) between nodes at most. Edges are stored grouped by written path,
 #: so their memory stays linear, but ordering the nodes and finding loops takes time in
 #: their number; past the cap the plan gets one ``too-dense`` error and is not ordered.
-MAX_EDGES = 4_000_000
+MAX_EDGES = 2_000_000
 #: Edges listed in the details of one cycle at most (a loop of n calls reading and
 #: writing one path has n x n edges); the message gives the full count.
 MAX_CYCLE_STEPS = 1000
@@ -149,13 +149,11 @@ def invalid_nodes(nodes: Sequence[Node], diagnostics: Iterable[Diagnostic]) -> P
     found: dict[int, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         if diagnostic.code == DiagnosticCode.TOO_DENSE:
-            pass  # plan-wide, yet about every node
+            about = [n.id for n in nodes]  # plan-wide, yet about every node
         elif not diagnostic.is_error or diagnostic.call is None:
             continue
-        if isinstance(diagnostic.details, CycleDetails):
+        elif isinstance(diagnostic.details, CycleDetails):
             about = list(diagnostic.details.nodes)
-        elif diagnostic.code == DiagnosticCode.TOO_DENSE:
-            about = [n.id for n in nodes]
         else:
             about = [n.id for n in by_call.get(diagnostic.call, ())
                      if diagnostic.instance is None or n.instance == diagnostic.instance]

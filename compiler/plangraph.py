@@ -37,7 +37,7 @@ class Limits:
     max_related: int  # related calls listed in one scope-race diagnostic at most
     max_race_pairs: int  # pairs of overlapping writers examined for write races at most
     hint_budget: int  # candidate paths the did-you-mean searches compare, all together
-    max_edges: int = 4_000_000  # dependencies between nodes at most (past it: too-dense)
+    max_edges: int = 2_000_000  # dependencies between nodes at most (past it: too-dense)
     max_cycle_steps: int = 1000  # edges listed in one cycle's details at most
 
 
