@@ -106,6 +106,22 @@ def test_a_dense_plan_takes_memory_linear_in_its_calls() -> None:
     assert large / small < 2.6
 
 
+def test_type_checking_a_dense_plan_is_linear_in_its_calls() -> None:
+    # The readers of one path share their writers: their types are inferred once.
+    tools = [{"type": "object", "properties": {
+                "_tool": {"const": "w"},
+                "_output": {"type": "object", "properties": {"n": {"type": "integer"}}}}},
+             {"type": "object", "properties": {"_tool": {"const": "r"}, "x": {"type": "string"}}}]
+
+    def work(n: int) -> int:
+        calls = ([{"_tool": "w", "_outputPath": "†state.a"}] * n
+                 + [{"_tool": "r", "x": "†state.a.n"}] * n)
+        return calls_made(lambda: compile_plan(calls, tools=tools))
+
+    small, large = work(100), work(200)
+    assert large / small < 2.6
+
+
 def test_a_dense_plan_keeps_its_edges_and_adjacency() -> None:
     compiled = compile_plan(dense(30, 20))
     assert len(compiled.edges) == 600
