@@ -47,6 +47,9 @@ class Links:
         self._groups: dict[tuple[tuple[int, bool], ...], Group] = {}
         self.of_node: list[list[tuple[Reference, Group]]] = [[] for _ in range(n)]
         self._shared: dict[Any, tuple[int, ...]] = {}
+        # (node, group) -> the group's writers without the node, made once per pair and
+        # shared by the node's reads and its predecessors.
+        self._without: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def link(self, node_id: int, instance: str | None, ref: Reference,
              index: LayeredIndex[Target]) -> tuple[int, ...]:
@@ -66,7 +69,11 @@ class Links:
         if not group.readers or group.readers[-1] != node_id:
             group.readers.append(node_id)
         if node_id in group.by_writer:  # a call never depends on itself
-            return tuple(w for w in group.writers if w != node_id)
+            key = (node_id, id(group))
+            found = self._without.get(key)
+            if found is None:
+                found = self._without[key] = tuple(w for w in group.writers if w != node_id)
+            return found
         return group.writers
 
     def adjacency(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
@@ -92,6 +99,8 @@ class Links:
         sets: list[tuple[int, ...]] = [getattr(g, members) for g in distinct]
         if len(sets) == 1 and not _holds(sets[0], node_id):
             return sets[0]
+        if len(sets) == 1 and members == "writers":
+            return self._without[(node_id, id(distinct[0]))]
         key = (members, tuple(sorted(id(g) for g in distinct)))
         mine = any(_holds(s, node_id) for s in sets)
         if not mine and key in self._shared:
