@@ -69,10 +69,10 @@ class Links:
         if not group.readers or group.readers[-1] != node_id:
             group.readers.append(node_id)
         if node_id in group.by_writer:  # a call never depends on itself
-            key = (node_id, id(group))
-            found = self._without.get(key)
+            mine = (node_id, id(group))
+            found = self._without.get(mine)
             if found is None:
-                found = self._without[key] = tuple(w for w in group.writers if w != node_id)
+                found = self._without[mine] = tuple(w for w in group.writers if w != node_id)
             return found
         return group.writers
 
