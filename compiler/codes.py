@@ -1,6 +1,6 @@
 """Every diagnostic code obelisk reports, with its severity and a one-line help, in one table.
 
-The first twelve codes are the protocol's own (every conforming compiler reports them);
+The first thirteen codes are the protocol's own (every conforming compiler reports them);
 the rest are obelisk's. Adding a diagnostic starts with one row here.
 """
 
@@ -70,15 +70,24 @@ class DiagnosticCode(str, enum.Enum):
                   "What _scopes shows a call depends on the timing of other calls.")
     EXTERNAL_REFERENCE = ("external-reference", Severity.INFO,
                           "An input reference to be supplied at run time.")
+    INVALID_SCOPE = ("invalid-scope", Severity.ERROR,
+                     "_scopes names a message type that holds no data (system, tool, ...).")
     # -- obelisk's own -----------------------------------------------------------------
     INVALID_CALL = ("invalid-call", Severity.ERROR, "A call is not a JSON object.")
     INVALID_META = ("invalid-meta", Severity.ERROR, "_instance or _scopes has the wrong shape.")
     NO_INSTANCES = ("no-instances", Severity.INFO,
                     "Instancing was asked for, but the context names no instance.")
     TOO_MANY = ("too-many", Severity.INFO, "A kind of diagnostic was cut short.")
+    TOO_DENSE = ("too-dense", Severity.ERROR,
+                 "The plan has more dependencies between calls than the compiler's limit.")
+    CONFUSABLE_KIND = ("confusable-kind", Severity.WARNING,
+                       "A kind name looks like another kind's but is spelt with other "
+                       "characters.")
+    SLOW_PATTERN = ("slow-pattern", Severity.WARNING,
+                    "A tool's pattern has nested quantifiers that can take exponential time.")
 
 
-#: Code -> severity, in the table's order (the protocol's twelve first); read-only.
+#: Code -> severity, in the table's order (the protocol's thirteen first); read-only.
 CODES: MappingProxyType[str, Severity] = MappingProxyType(
     {code.value: code.severity for code in DiagnosticCode})
 

@@ -45,13 +45,14 @@ def strongly_connected(successors: Sequence[Sequence[int]]) -> list[list[int]]:
                     stack.append(w)
                     on_stack[w] = True
                     work.append((w, 0))
-                elif on_stack[w]:
-                    low[v] = min(low[v], index[w])
+                elif on_stack[w] and index[w] < low[v]:  # (no min(): a hot loop)
+                    low[v] = index[w]
                 continue
             work.pop()
             if work:
                 parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
+                if low[v] < low[parent]:
+                    low[parent] = low[v]
             if low[v] == index[v]:
                 component = []
                 while True:
@@ -64,13 +65,38 @@ def strongly_connected(successors: Sequence[Sequence[int]]) -> list[list[int]]:
     return components
 
 
-def topological_order(successors: Sequence[Sequence[int]]) -> list[int]:
+def acyclic_order(successors: Sequence[Sequence[int]],
+                  predecessors: Sequence[Sequence[int]]) -> list[int] | None:
+    """The :func:`topological_order` of a graph without cycles, or None when it has one.
+
+    Kahn's algorithm on the graph itself, which costs one step per edge: most plans have
+    no loop, and then the strongly connected components (each a single node) are not
+    needed. ``predecessors`` must be the reverse of ``successors``.
+    """
+    indegree = [len(p) for p in predecessors]
+    ready = [v for v, d in enumerate(indegree) if d == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        v = heapq.heappop(ready)
+        order.append(v)
+        for w in successors[v]:
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                heapq.heappush(ready, w)
+    return order if len(order) == len(successors) else None
+
+
+def topological_order(successors: Sequence[Sequence[int]],
+                      components: list[list[int]] | None = None) -> list[int]:
     """Every node, each after all nodes with a path to it, smallest number first on ties.
 
     Cycles are collapsed: the members of a strongly connected component come together,
     in ascending order, where the component stands in the order of the condensation.
+    ``components`` are :func:`strongly_connected`'s, when already known.
     """
-    components = strongly_connected(successors)
+    if components is None:
+        components = strongly_connected(successors)
     component_of = [0] * len(successors)
     for c, members in enumerate(components):
         for v in members:
@@ -98,12 +124,16 @@ def topological_order(successors: Sequence[Sequence[int]]) -> list[int]:
 
 
 def reaches(
-    successors: Sequence[Sequence[int]], position: Sequence[int], source: int, target: int
+    successors: Sequence[Sequence[int]], position: Sequence[int], source: int, target: int,
+    *, by_position: bool = False,
 ) -> bool:
     """True when a path leads from ``source`` to ``target``.
 
     ``position`` is each node's place in a topological order; the search never enters a
-    node placed after ``target``, which keeps it short when the two are close.
+    node placed after ``target``, which keeps it short when the two are close. With
+    ``by_position``, each ``successors[v]`` is sorted by position, and the scan of one
+    stops at the first node placed after ``target`` (a writer with a thousand readers
+    placed after both costs one step, not a thousand).
     """
     if source == target:
         return True
@@ -117,6 +147,8 @@ def reaches(
         for w in successors[v]:
             if w == target:
                 return True
+            if by_position and position[w] > limit:
+                break
             if w not in seen and position[w] < limit:
                 seen.add(w)
                 todo.append(w)

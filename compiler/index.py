@@ -75,6 +75,33 @@ class PathIndex(Generic[T]):
         for node in frontier:
             yield from _subtree(node)  # written at or below the path
 
+    def groups(self, kind: str, path: Path) -> list[tuple[_Node[T], bool]]:
+        """What :meth:`overlapping` reads, as groups: ``(trie node, below)`` pairs, where
+        ``below`` means every entry of the node's subtree and otherwise the node's own
+        entries. Queries of one path (or of paths under one written path) give the same
+        groups, so their results can be shared instead of copied per reader."""
+        root = self._roots.get(kind)
+        if root is None:
+            return []
+        found: list[tuple[_Node[T], bool]] = []
+        frontier = [root]
+        for segment in path:
+            following: list[_Node[T]] = []
+            for node in frontier:
+                if node.entries:
+                    found.append((node, False))
+                following.extend(_matching_children(node, segment))
+            frontier = following
+            if not frontier:
+                return found
+        found.extend((node, True) for node in frontier)
+        return found
+
+    @staticmethod
+    def entries_of(node: _Node[T], below: bool) -> Iterator[T]:
+        """The entries of one group of :meth:`groups`."""
+        return _subtree(node) if below else iter(node.entries)
+
 
 def _matching_children(node: _Node[T], segment: str | int) -> Iterator[_Node[T]]:
     # The same rules as core.paths.overlaps: equal segments; an index n >= 0 and the key
@@ -100,3 +127,46 @@ def _subtree(node: _Node[T]) -> Iterator[T]:
         current = stack.pop()
         yield from current.entries
         stack.extend(current.children.values())
+
+
+class LayeredIndex(Generic[T]):
+    """One :class:`PathIndex` per layer: the global layer (``None``) and each instance.
+
+    A reader sees the global layer and its own instance's, so a query never looks at the
+    entries of other instances: compiling for N instances stays linear in N.
+    """
+
+    def __init__(self) -> None:
+        self._layers: dict[str | None, PathIndex[T]] = {}
+
+    def add(self, layer: str | None, kind: str, path: Path, entry: T) -> None:
+        """File ``entry`` under ``(kind, path)`` in ``layer``."""
+        found = self._layers.get(layer)
+        if found is None:
+            found = self._layers[layer] = PathIndex()
+        found.add(kind, path, entry)
+
+    def layer(self, layer: str | None) -> PathIndex[T] | None:
+        """The index of one layer (None when nothing was filed there)."""
+        return self._layers.get(layer)
+
+    def visible_to(self, instance: str | None) -> list[PathIndex[T]]:
+        """The layers a reader of ``instance`` sees: the global one, then its own."""
+        layers = [self._layers.get(None)]
+        if instance is not None:
+            layers.append(self._layers.get(instance))
+        return [layer for layer in layers if layer is not None]
+
+    def kinds(self) -> Iterator[str]:
+        """Every kind filed in any layer (once each)."""
+        seen: set[str] = set()
+        for layer in self._layers.values():
+            for kind in layer.kinds():
+                if kind not in seen:
+                    seen.add(kind)
+                    yield kind
+
+    def under_kind(self, kind: str) -> Iterator[T]:
+        """Every entry of ``kind``, in every layer."""
+        for layer in self._layers.values():
+            yield from layer.under_kind(kind)

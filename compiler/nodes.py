@@ -6,6 +6,7 @@ graph sees it; its :attr:`Node.label` is how every message names it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from attrs import field, frozen
@@ -98,7 +99,8 @@ class CompiledPlan:
     """An immutable dataflow graph of a plan, with every problem found in it.
 
     ``nodes`` are the calls (one per instance when instanced); ``edges`` go writer ->
-    reader, sorted; ``order`` is a topological order of node ids (cycles kept together);
+    reader, sorted (a sequence that builds each :class:`Edge` when read, so a dense plan's
+    million edges take no memory; it equals the tuple of the same edges); ``order`` is a topological order of node ids (cycles kept together);
     ``successors``/``predecessors`` are adjacency tuples by node id. ``ok`` is true when no
     diagnostic is an error. ``invalid`` maps the id of every node that an error diagnostic
     is about to those diagnostics: a runner that keeps going past bad calls skips exactly
@@ -107,7 +109,7 @@ class CompiledPlan:
 
     calls: tuple[Frozen, ...]
     nodes: tuple[Node, ...]
-    edges: tuple[Edge, ...]
+    edges: Sequence[Edge]
     diagnostics: tuple[Diagnostic, ...]
     order: tuple[int, ...]
     successors: tuple[tuple[int, ...], ...]

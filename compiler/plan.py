@@ -32,6 +32,7 @@ from typing import Any
 from pyrsistent import PMap, PVector, pmap
 
 from obelisk.compiler.checks import CHECKS
+from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.diagnostics import CycleDetails, Diagnostic, sort_diagnostics
 from obelisk.compiler.nodes import CompiledPlan, Edge, Node, Param, PlanError, Read
 from obelisk.compiler.plangraph import Limits, build_graph
@@ -41,7 +42,8 @@ from obelisk.core.context import Context
 from obelisk.core.values import json_type
 
 __all__ = [
-    "HINT_BUDGET", "MAX_RACES", "MAX_RACE_PAIRS", "MAX_RELATED", "CompiledPlan", "Edge",
+    "HINT_BUDGET", "MAX_CYCLE_STEPS", "MAX_EDGES", "MAX_RACES", "MAX_RACE_PAIRS",
+    "MAX_RELATED", "CompiledPlan", "Edge",
     "Node", "Param", "PlanError", "Read", "compile_plan", "invalid_nodes",
 ]
 
@@ -53,12 +55,19 @@ MAX_RACES = 1000
 MAX_RELATED = 100
 #: Pairs of calls writing overlapping paths examined for write races at most; past it the
 #: search stops (with a ``too-many`` info), so the check's time is bounded.
-MAX_RACE_PAIRS = 1_000_000
+MAX_RACE_PAIRS = 100_000
 #: How many candidate paths the did-you-mean and nearby searches may compare in one
 #: compile, all dangling references together. Each search compares the reference with
 #: every candidate, so a plan with thousands of dangling references against thousands of
 #: written paths would otherwise take minutes; past the budget a generic hint is given.
 HINT_BUDGET = 200_000
+#: Dependencies (edges) between nodes at most. Edges are stored grouped by written path,
+#: so their memory stays linear, but ordering the nodes and finding loops takes time in
+#: their number; past the cap the plan gets one ``too-dense`` error and is not ordered.
+MAX_EDGES = 2_000_000
+#: Edges listed in the details of one cycle at most (a loop of n calls reading and
+#: writing one path has n x n edges); the message gives the full count.
+MAX_CYCLE_STEPS = 1000
 
 
 def compile_plan(
@@ -88,7 +97,7 @@ def compile_plan(
     expanded, expand_diagnostics = _expand(readings, ctx, instances)
     graph = build_graph(expanded, ctx, registry, Limits(
         max_races=MAX_RACES, max_related=MAX_RELATED, max_race_pairs=MAX_RACE_PAIRS,
-        hint_budget=HINT_BUDGET))
+        hint_budget=HINT_BUDGET, max_edges=MAX_EDGES, max_cycle_steps=MAX_CYCLE_STEPS))
     diagnostics = sort_diagnostics([
         *(d for reading in readings for d in reading.diagnostics),
         *expand_diagnostics,
@@ -129,7 +138,8 @@ def invalid_nodes(nodes: Sequence[Node], diagnostics: Iterable[Diagnostic]) -> P
         int, tuple[Diagnostic, ...]]:
     """Node id -> the error diagnostics about it, in their order.
 
-    A cycle is about every node in it; any other diagnostic about call ``i`` is about the
+    A cycle is about every node in it; ``too-dense`` about every node of the plan (it is
+    not ordered, so none of it may run); any other diagnostic about call ``i`` is about the
     nodes of call ``i`` (only those of its instance, when it names one). Plan-wide
     diagnostics (no call) make no node invalid.
     """
@@ -138,9 +148,11 @@ def invalid_nodes(nodes: Sequence[Node], diagnostics: Iterable[Diagnostic]) -> P
         by_call.setdefault(node.index, []).append(node)
     found: dict[int, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
-        if not diagnostic.is_error or diagnostic.call is None:
+        if diagnostic.code == DiagnosticCode.TOO_DENSE:
+            about = [n.id for n in nodes]  # plan-wide, yet about every node
+        elif not diagnostic.is_error or diagnostic.call is None:
             continue
-        if isinstance(diagnostic.details, CycleDetails):
+        elif isinstance(diagnostic.details, CycleDetails):
             about = list(diagnostic.details.nodes)
         else:
             about = [n.id for n in by_call.get(diagnostic.call, ())

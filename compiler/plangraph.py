@@ -16,8 +16,9 @@ from typing import Any
 from attrs import frozen
 from pyrsistent import PMap
 
-from obelisk.compiler.graph import strongly_connected, topological_order
-from obelisk.compiler.index import PathIndex
+from obelisk.compiler.edges import EdgeMap, EdgeView, Links, Target
+from obelisk.compiler.graph import acyclic_order, strongly_connected, topological_order
+from obelisk.compiler.index import LayeredIndex
 from obelisk.compiler.nodes import Edge, Node, Param, Read
 from obelisk.compiler.reading import CallInfo
 from obelisk.compiler.tools import ToolRegistry
@@ -26,9 +27,6 @@ from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, overlaps
 from obelisk.core.values import MISSING
-
-#: An entry of the path index: (writer node id, output alternative, target written).
-Target = tuple[int, int, Reference]
 
 
 @frozen
@@ -39,6 +37,8 @@ class Limits:
     max_related: int  # related calls listed in one scope-race diagnostic at most
     max_race_pairs: int  # pairs of overlapping writers examined for write races at most
     hint_budget: int  # candidate paths the did-you-mean searches compare, all together
+    max_edges: int = 2_000_000  # dependencies between nodes at most (past it: too-dense)
+    max_cycle_steps: int = 1000  # edges listed in one cycle's details at most
 
 
 @frozen
@@ -73,8 +73,13 @@ class Inputs:
 class PlanGraph:
     """The nodes of a plan and everything the checks need to know about them.
 
-    ``index`` files every output target under (kind, path) as a :data:`Target` (built once,
-    then only read). ``successors``/``predecessors`` are adjacency tuples by node id,
+    ``index`` files every output target under (layer, kind, path) as a :data:`Target`
+    (built once, then only read). ``edges`` and ``edge_at`` build each edge when read
+    (see :mod:`obelisk.compiler.edges`). ``successors``/``predecessors`` are adjacency
+    tuples by node id (equal ones shared), ``by_position`` the successors sorted by
+    position; ``edge_count`` is ``len(edges)``; past ``limits.max_edges`` the graph is
+    *too dense*: it is not ordered (``order`` is node order, no loops, no guards) and only
+    the ``too-dense`` error is reported about its structure.
     ``order`` a topological order (each loop kept together), ``positions`` each node's
     place in it. ``loops`` are the strongly connected components of two nodes or more,
     ``loop_of`` maps each of their nodes to its loop's number. ``guards`` are the nodes'
@@ -82,11 +87,13 @@ class PlanGraph:
     """
 
     nodes: tuple[Node, ...]
-    index: PathIndex[Target]
-    edges: tuple[Edge, ...]
+    index: LayeredIndex[Target]
+    edges: Sequence[Edge]
     edge_at: Mapping[tuple[int, int], Edge]
     successors: tuple[tuple[int, ...], ...]
     predecessors: tuple[tuple[int, ...], ...]
+    by_position: tuple[tuple[int, ...], ...]
+    edge_count: int
     order: tuple[int, ...]
     positions: tuple[int, ...]
     loops: tuple[tuple[int, ...], ...]
@@ -96,6 +103,11 @@ class PlanGraph:
     inputs: Inputs
     tools: ToolRegistry | None
     limits: Limits
+
+    @property
+    def too_dense(self) -> bool:
+        """More edges than ``limits.max_edges``: the structural checks are skipped."""
+        return self.edge_count > self.limits.max_edges
 
 
 def visible(writer_instance: str | None, reader_instance: str | None) -> bool:
@@ -107,25 +119,33 @@ def visible(writer_instance: str | None, reader_instance: str | None) -> bool:
 def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
                 tools: ToolRegistry | None, limits: Limits) -> PlanGraph:
     """The graph of the nodes ``expanded`` (node id -> its call and instance)."""
-    index: PathIndex[Target] = PathIndex()
-    for node_id, (info, _) in enumerate(expanded):
+    index: LayeredIndex[Target] = LayeredIndex()
+    for node_id, (info, instance) in enumerate(expanded):
         if info.output is not None:
             for alt, group in enumerate(info.output.alternatives):
                 for target in group.targets:
-                    index.add(target.kind, target.path, (node_id, alt, target))
-    params, edges = _link(expanded, index, ctx)
+                    index.add(instance, target.kind, target.path, (node_id, alt, target))
     n = len(expanded)
-    succ_sets: list[set[int]] = [set() for _ in range(n)]
-    pred_sets: list[set[int]] = [set() for _ in range(n)]
-    for edge in edges:
-        succ_sets[edge.writer].add(edge.reader)
-        pred_sets[edge.reader].add(edge.writer)
-    successors = tuple(tuple(sorted(s)) for s in succ_sets)
-    order = tuple(topological_order(successors))
+    links = Links(n)
+    params = _link(expanded, index, ctx, links)
+    successors, predecessors = links.adjacency()
+    edges = EdgeView(links, successors)
+    if len(edges) > limits.max_edges:
+        # Too dense to order in bounded time: the too-dense error says so, and the graph
+        # is left unordered (no node of it runs).
+        order: tuple[int, ...] = tuple(range(n))
+        loops: tuple[tuple[int, ...], ...] = ()
+    else:
+        acyclic = acyclic_order(successors, predecessors)
+        if acyclic is not None:
+            order, loops = tuple(acyclic), ()
+        else:
+            components = strongly_connected(successors)
+            order = tuple(topological_order(successors, components))
+            loops = tuple(tuple(c) for c in components if len(c) > 1)
     positions = [0] * n
     for place, node_id in enumerate(order):
         positions[node_id] = place
-    loops = tuple(tuple(c) for c in strongly_connected(successors) if len(c) > 1)
     loop_of = {v: number for number, members in enumerate(loops) for v in members}
     guards = _guards(expanded, params, order, loop_of)
     nodes = tuple(
@@ -136,41 +156,41 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
     )
     return PlanGraph(
         nodes=nodes, index=index, edges=edges,
-        edge_at=MappingProxyType({(e.writer, e.reader): e for e in edges}),
-        successors=successors, predecessors=tuple(tuple(sorted(s)) for s in pred_sets),
+        edge_at=EdgeMap(links, edges, successors),
+        successors=successors, predecessors=predecessors,
+        by_position=_by_position(successors, positions), edge_count=len(edges),
         order=order, positions=tuple(positions), loops=loops,
         loop_of=MappingProxyType(loop_of), guards=guards, context=ctx,
         inputs=Inputs.of(ctx), tools=tools, limits=limits,
     )
 
 
-def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: PathIndex[Target],
-          ctx: Context) -> tuple[list[tuple[Param, ...]], tuple[Edge, ...]]:
-    """Each node's parameters with their reads linked to the writers they overlap, and
-    the edges those links make (sorted)."""
-    edge_alts: dict[tuple[int, int], set[int]] = {}
-    edge_paths: dict[tuple[int, int], set[tuple[str, str]]] = {}
+def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
+          ctx: Context, links: Links) -> list[tuple[Param, ...]]:
+    """Each node's parameters with their reads linked to the writers they overlap (in
+    the global layer and the node's own instance only)."""
     node_params: list[tuple[Param, ...]] = []
     for node_id, (info, instance) in enumerate(expanded):
         params = []
         for pointer, path, text, expr in info.params:
-            reads = []
-            for ref in references(expr):
-                writers = set()
-                for writer, alt, target in index.overlapping(ref.kind, ref.path):
-                    if writer == node_id or not visible(expanded[writer][1], instance):
-                        continue
-                    writers.add(writer)
-                    edge_alts.setdefault((writer, node_id), set()).add(alt)
-                    edge_paths.setdefault((writer, node_id), set()).add((str(target), str(ref)))
-                reads.append(Read(ref, tuple(sorted(writers)), _provided(ctx, ref, instance)))
-            params.append(Param(pointer, path, text, expr, tuple(reads)))
+            reads = tuple(Read(ref, links.link(node_id, instance, ref, index),
+                               _provided(ctx, ref, instance)) for ref in references(expr))
+            params.append(Param(pointer, path, text, expr, reads))
         node_params.append(tuple(params))
-    edges = tuple(
-        Edge(w, r, tuple(sorted(edge_alts[(w, r)])), tuple(sorted(edge_paths[(w, r)])))
-        for w, r in sorted(edge_alts)
-    )
-    return node_params, edges
+    return node_params
+
+
+def _by_position(successors: Sequence[tuple[int, ...]],
+                 positions: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Each node's successors sorted by position (equal tuples sorted once, shared)."""
+    done: dict[int, tuple[int, ...]] = {}
+    out = []
+    for succ in successors:
+        found = done.get(id(succ))
+        if found is None:
+            found = done[id(succ)] = tuple(sorted(succ, key=positions.__getitem__))
+        out.append(found)
+    return tuple(out)
 
 
 def _provided(ctx: Context, ref: Reference, instance: str | None) -> bool:

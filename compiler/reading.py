@@ -184,8 +184,16 @@ def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diag
     scopes: list[str] = []
     found: list[Diagnostic] = []
     for i, kind in enumerate(raw):
-        if isinstance(kind, str) and KIND_NAME.match(kind.removeprefix("†")):
-            scopes.append(kind.removeprefix("†"))
+        name = kind.removeprefix("†") if isinstance(kind, str) else None
+        if name in NON_DATA_KINDS:
+            # A scope hands the activity the messages of a kind: only data may be scoped,
+            # never the system prompt, tool schemas or earlier errors.
+            found.append(report(
+                "invalid-scope", f"_scopes[{i}] names {name!r}, a message type that holds no "
+                "data; only data kinds can be scoped", pointer=f"/_scopes/{i}",
+                hint='scope data kinds such as "state", "data" or "input"'))
+        elif name is not None and KIND_NAME.match(name):
+            scopes.append(name)
         else:
             found.append(report("invalid-meta", f"_scopes[{i}] is not a kind name: {thaw(kind)!r}",
                                 pointer=f"/_scopes/{i}", hint='kind names look like "state"'))

@@ -194,6 +194,15 @@ DIAGNOSTICS: list[tuple[str, list[Any], dict[str, Any], Found]] = [
           ("invalid-meta", "error", 0, "/_scopes/4")]),
     ("no-instances", [{"_tool": "a", "p": "†state.nothing"}], {"instances": True},
      [("no-instances", "info", None, "")]),
+    ("invalid-scope/non-data-kinds",
+     [{"_tool": "a", "_scopes": ["system", "state", "†tool", "error", "plan", "meta", "text"]}],
+     {}, [("invalid-scope", "error", 0, f"/_scopes/{i}") for i in (0, 2, 3, 4, 5, 6)]),
+    ("confusable-kind/cyrillic-s", [{"_tool": "a", "p": "†\u0455tate.x"}], {},
+     [("confusable-kind", "warning", 0, "/p"), ("dangling-reference", "error", 0, "/p")]),
+    ("slow-pattern/nested-quantifiers", [{"_tool": "t"}],
+     {"tools": [{"type": "object", "properties": {
+         "_tool": {"const": "t"}, "id": {"type": "string", "pattern": "^(a+)+$"}}}]},
+     [("slow-pattern", "warning", None, "")]),
     ("null-meta-properties-are-absent",
      [{"_tool": "a", "_outputPath": None, "_outputMethod": None, "_instance": None,
        "_scopes": None}], {}, []),
@@ -219,6 +228,7 @@ def test_diagnostics(plan: list[Any], options: dict[str, Any], expected: Found) 
 def test_every_code_has_a_case() -> None:
     covered = {code for *_, expected in DIAGNOSTICS for code, *_ in expected}
     covered |= {"too-many"}  # below: needs a larger plan
+    covered |= {"too-dense"}  # needs millions of edges: tests/hostile/test_compiler.py
     assert covered == set(CODES)
 
 
@@ -312,6 +322,15 @@ RENDERED: list[tuple[str, list[Any], dict[str, Any], str]] = [
      "has an _instance, so only calls with an explicit _instance run\n"
      '    hint: instances come from data messages such as {"type": "data", "_instance": "①", '
      '...}'),
+    ("invalid-scope", [{"_tool": "a", "_scopes": ["state", "system"]}], {},
+     "plan: call 0 (a) /_scopes/1: error[invalid-scope]: _scopes[1] names 'system', a "
+     "message type that holds no data; only data kinds can be scoped\n"
+     '    hint: scope data kinds such as "state", "data" or "input"'),
+    ("confusable-kind", [{"_tool": "a", "_outputPath": "†\u0455tate.x"}], {},
+     "plan: call 0 (a) /_outputPath: warning[confusable-kind]: kind \\u0455tate looks like "
+     "state but is spelt with other characters, so it is a different kind\n"
+     "    hint: spell it state if that is meant, or choose a name that cannot be mistaken "
+     "for it"),
     ("too-many", [{"_tool": "w", "_outputPath": "†state.x"}] * 46, {},
      "plan: info[too-many]: 35 more write races not reported"),
 ]
@@ -1111,7 +1130,7 @@ def test_plan_vectors_cover_every_conformance_code() -> None:
                for v in json.loads(path.read_text(encoding="utf-8"))]
     assert len(vectors) >= 30
     listed = {m.get("code") for v in vectors for m in v["expect"].get("diagnostics", [])}
-    assert set(list(CODES)[:12]) <= listed
+    assert set(list(CODES)[:13]) <= listed
     # Warnings and infos that must not be errors, matchers that must match nothing, and
     # vectors that check one error among several.
     assert any(m.get("severity") == "warning" for v in vectors

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from obelisk.compiler.checks.branches import check_unreachable
-from obelisk.compiler.checks.cycles import check_cycles
+from obelisk.compiler.checks.cycles import check_cycles, check_density
 from obelisk.compiler.checks.dangling import check_dangling
+from obelisk.compiler.checks.lookalikes import check_confusable_kinds, check_slow_patterns
 from obelisk.compiler.checks.races import check_scope_races, check_write_races
 from obelisk.compiler.checks.types import check_types
 from obelisk.compiler.diagnostics import Diagnostic
@@ -27,10 +28,13 @@ Check = Callable[[PlanGraph], Iterable[Diagnostic]]
 CHECKS: tuple[Check, ...] = (
     check_dangling,  # dangling-reference, external-reference
     check_cycles,  # cycle
+    check_density,  # too-dense
     check_unreachable,  # unreachable
     check_write_races,  # write-race, too-many
     check_scope_races,  # scope-race, too-many
     check_types,  # type-mismatch
+    check_confusable_kinds,  # confusable-kind
+    check_slow_patterns,  # slow-pattern
 )
 
 __all__ = ["CHECKS", "Check"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyrsistent import PMap
 
-from obelisk.compiler.plangraph import PlanGraph, visible
+from obelisk.compiler.plangraph import PlanGraph
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
@@ -41,6 +41,8 @@ class Hints:
         how to provide it."""
         generic = (f"write it with an earlier call's _outputPath, or add a {ref.kind} "
                    "message to the context")
+        if self.budget <= 0:  # spent: do not even gather the candidates
+            return generic
         candidates = self._candidates(instance)
         if len(candidates) > self.budget:
             return generic
@@ -59,11 +61,11 @@ class Hints:
 
 def _gather(graph: PlanGraph, instance: str | None) -> Candidates:
     found: Candidates = {}
-    index = graph.index
+    # Only the global layer and the instance's own: never every instance's writes.
     writes = [(writer, str(target), target.kind, target.path)
-              for kind in list(index.kinds())
-              for writer, _, target in index.under_kind(kind)
-              if visible(graph.nodes[writer].instance, instance)]
+              for layer in graph.index.visible_to(instance)
+              for kind in list(layer.kinds())
+              for writer, _, target in layer.under_kind(kind)]
     writes.sort(key=lambda w: (w[0], w[1]))  # by writer, then text: never by path
     for writer, text, kind, path in writes:
         found.setdefault(text, (kind, path, f"written by {graph.nodes[writer].label}"))

@@ -15,7 +15,7 @@ from obelisk.compiler.checks.branches import exclusive
 from obelisk.compiler.diagnostics import Diagnostic, ScopeRaceDetails, WriteRaceDetails
 from obelisk.compiler.graph import closure, reaches
 from obelisk.compiler.nodes import Node
-from obelisk.compiler.plangraph import PlanGraph, visible
+from obelisk.compiler.plangraph import PlanGraph
 from obelisk.core.ast import Reference
 
 
@@ -25,6 +25,8 @@ def check_write_races(graph: PlanGraph) -> Iterator[Diagnostic]:
     # where thousands of calls write one path has millions of pairs. Past max_race_pairs
     # the search stops, so its time stays bounded.
     limits = graph.limits
+    if graph.too_dense:
+        return  # unordered: too-dense is the one error about its structure
     reported = skipped = examined = 0
     for a, pairs in _overlapping_pairs(graph):
         for b, (ta, tb) in pairs:
@@ -54,12 +56,14 @@ def _overlapping_pairs(graph: PlanGraph) -> Iterator[
         if node.output is None:
             continue
         found: dict[int, tuple[Reference, Reference]] = {}
+        # Only the same layer races: global with global, one instance with itself.
+        # (Global and instance writes never race: the instance layer is applied on top
+        # whatever the order they arrive in.)
+        layer = graph.index.layer(node.instance)
+        assert layer is not None  # the node's own targets are filed there
         for target in node.output.targets:
-            for other, _, other_target in graph.index.overlapping(target.kind, target.path):
-                # Only the same layer races: global with global, one instance with itself.
-                # (Global and instance writes never race: the instance layer is applied
-                # on top whatever the order they arrive in.)
-                if other > a and node.instance == graph.nodes[other].instance:
+            for other, _, other_target in layer.overlapping(target.kind, target.path):
+                if other > a:
                     found.setdefault(other, (target, other_target))
         yield a, sorted(found.items())
 
@@ -75,7 +79,7 @@ def _racing(graph: PlanGraph, a: int, b: int) -> bool:
         return False
     position = graph.positions
     first, second = (a, b) if position[a] <= position[b] else (b, a)
-    return not reaches(graph.successors, position, first, second)
+    return not reaches(graph.by_position, position, first, second, by_position=True)
 
 
 def _write_race(a: Node, b: Node, ta: Reference, tb: Reference) -> Diagnostic:
@@ -94,6 +98,8 @@ def _write_race(a: Node, b: Node, ta: Reference, tb: Reference) -> Diagnostic:
 def check_scope_races(graph: PlanGraph) -> Iterator[Diagnostic]:
     """A ``scope-race`` warning per node with ``_scopes`` that unordered writers race."""
     limits = graph.limits
+    if graph.too_dense:
+        return
     reported = skipped = 0
     for node in graph.nodes:
         if not node.scopes:
@@ -118,12 +124,12 @@ def _scope_writers(graph: PlanGraph, node: Node) -> dict[int, Reference]:
     after = closure(graph.successors, node.id)
     racing: dict[int, Reference] = {}
     for kind in node.scopes:
-        for writer, _, target in graph.index.under_kind(kind):
-            if (writer == node.id or writer in before or writer in after
-                    or not visible(graph.nodes[writer].instance, node.instance)
-                    or exclusive(node.guards, graph.guards[writer])):
-                continue
-            racing.setdefault(writer, target)
+        for layer in graph.index.visible_to(node.instance):
+            for writer, _, target in layer.under_kind(kind):
+                if (writer == node.id or writer in before or writer in after
+                        or exclusive(node.guards, graph.guards[writer])):
+                    continue
+                racing.setdefault(writer, target)
     return racing
 
 

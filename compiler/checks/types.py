@@ -35,6 +35,9 @@ def check_types(graph: PlanGraph) -> Iterator[Diagnostic]:
     if registry is None:
         return
     plain: dict[str, Any] = {}  # each tool's schema, thawed once
+    # Reads of one path share one tuple of writers: infer their types once, not once per
+    # reader (1,000 readers of what 1,000 calls write would be a million inferences).
+    memo: dict[Any, Inferred] = {}
     for node in graph.nodes:
         tool = registry.get(node.tool) if node.tool else None
         if tool is None:
@@ -45,7 +48,8 @@ def check_types(graph: PlanGraph) -> Iterator[Diagnostic]:
             accepted = schema_types_at(plain[tool.name], param.path)
             if accepted is None:
                 continue
-            produced, sources = _types_of(param.expr, _Reads(graph, registry, node, param))
+            produced, sources = _types_of(param.expr,
+                                          _Reads(graph, registry, node, param, memo))
             if produced is None or types_compatible(produced, accepted):
                 continue
             yield _mismatch(node, param, produced, accepted, sources[0] if sources else "")
@@ -77,9 +81,19 @@ class _Reads:
     """What the inference needs to know about one parameter's reads (read-only)."""
 
     def __init__(self, graph: PlanGraph, registry: ToolRegistry, node: Node,
-                 param: Param) -> None:
+                 param: Param, memo: dict[Any, Inferred]) -> None:
         self.graph, self.registry, self.instance = graph, registry, node.instance
         self.reads = {r.reference: r for r in param.reads}
+        self.memo = memo
+
+    def types(self, read: Read) -> Inferred:
+        """The types of one read, shared by every read of the same writers and path."""
+        key = (id(read.writers), read.reference, read.provided,
+               self.instance if read.provided else None)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = _read_types(read, self)
+        return found
 
 
 def _types_of(expr: Expr, reads: _Reads) -> Inferred:
@@ -88,7 +102,7 @@ def _types_of(expr: Expr, reads: _Reads) -> Inferred:
         case Literal(value=value):
             return frozenset({json_type(value)}), ()
         case Reference():
-            return _read_types(reads.reads[expr], reads)
+            return reads.types(reads.reads[expr])
         case Or(operands=ops):
             parts = [_types_of(op, reads) for op in ops]
             sources = tuple(s for _, found in parts for s in found)

@@ -1,0 +1,233 @@
+"""Hostile inputs to the compiler (issue 14, items 3, 4, 7 and 10).
+
+Each test was written before its fix and failed on the unfixed compiler. The cost tests
+count work (Python function calls, peak allocated memory) instead of timing anything:
+doubling the size of a linear problem at most about doubles the count, a quadratic one
+quadruples it.
+"""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from obelisk.compiler import compile_plan
+from obelisk.compiler.codes import CODES
+from obelisk.compiler.nodes import Edge
+
+
+def calls_made(fn: Callable[[], object]) -> int:
+    """How many Python functions ``fn`` calls: a deterministic measure of its work."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def peak_memory(fn: Callable[[], object]) -> int:
+    """The peak memory ``fn`` allocates, in bytes (with what it returns kept alive)."""
+    tracemalloc.start()
+    try:
+        kept = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del kept
+    return peak
+
+
+def instance_context(n: int) -> list[dict[str, Any]]:
+    """n data messages, one per instance id."""
+    return [{"type": "data", "_instance": f"i{k}", "x": k} for k in range(n)]
+
+
+TWO_CALLS: list[dict[str, Any]] = [
+    {"_tool": "a", "x": "†data.x", "_outputPath": "†state.a"},
+    {"_tool": "b", "x": "†state.a", "_outputPath": "†state.b", "y": "†state.nope"},
+]
+
+
+def dense(writers: int, readers: int) -> list[dict[str, Any]]:
+    """``writers`` calls writing †state.a, then ``readers`` calls reading it."""
+    return ([{"_tool": "w", "_outputPath": "†state.a"} for _ in range(writers)]
+            + [{"_tool": "r", "x": "†state.a"} for _ in range(readers)])
+
+
+# -- item 3: compiling is linear in instances -----------------------------------------------
+
+def test_compiling_for_instances_is_linear_in_instances() -> None:
+    # Every instance copy only depends within its own instance and the global layer, so
+    # twice the instances is twice the work (the dangling †state.nope in every instance
+    # exercises the did-you-mean search too).
+    def work(n: int) -> int:
+        context = instance_context(n)
+        return calls_made(lambda: compile_plan(TWO_CALLS, context=context, instances=True))
+
+    small, large = work(200), work(400)
+    assert large / small < 2.5
+
+
+def test_instance_copies_link_within_their_instance_and_the_global_layer() -> None:
+    plan = [{"_tool": "a", "x": "†data.x", "_outputPath": "†state.a"},
+            {"_tool": "b", "x": "†state.a"}]
+    compiled = compile_plan(plan, context=instance_context(3), instances=True)
+    pairs = {(compiled.nodes[e.writer].label, compiled.nodes[e.reader].label)
+             for e in compiled.edges}
+    assert pairs == {(f"call 0 (a) [{i}]", f"call 1 (b) [{i}]") for i in ("i0", "i1", "i2")}
+    mixed = [{"_tool": "g", "_outputPath": "†state.g"},
+             {"_tool": "a", "x": "†state.g", "_outputPath": "†state.a", "_instance": "i0"},
+             {"_tool": "a", "x": "†state.g", "_outputPath": "†state.a", "_instance": "i1"},
+             {"_tool": "b", "x": "†state.a", "_instance": "i1"},
+             {"_tool": "c", "x": "†state.a"}]
+    compiled = compile_plan(mixed)
+    assert [(e.writer, e.reader) for e in compiled.edges] == [(0, 1), (0, 2), (2, 3)]
+
+
+# -- item 4: dense graphs --------------------------------------------------------------------
+
+def test_a_dense_plan_takes_memory_linear_in_its_calls() -> None:
+    # W writers and R readers of one path: W x R dependencies, but memory must grow with
+    # W + R (twice the calls: at most about twice the memory, not four times).
+    small = peak_memory(lambda: compile_plan(dense(150, 150)))
+    large = peak_memory(lambda: compile_plan(dense(300, 300)))
+    assert large / small < 2.6
+
+
+def test_type_checking_a_dense_plan_is_linear_in_its_calls() -> None:
+    # The readers of one path share their writers: their types are inferred once.
+    tools = [{"type": "object", "properties": {
+                "_tool": {"const": "w"},
+                "_output": {"type": "object", "properties": {"n": {"type": "integer"}}}}},
+             {"type": "object", "properties": {"_tool": {"const": "r"}, "x": {"type": "string"}}}]
+
+    def work(n: int) -> int:
+        calls = ([{"_tool": "w", "_outputPath": "†state.a"}] * n
+                 + [{"_tool": "r", "x": "†state.a.n"}] * n)
+        return calls_made(lambda: compile_plan(calls, tools=tools))
+
+    small, large = work(100), work(200)
+    assert large / small < 2.6
+
+
+def test_a_dense_plan_keeps_its_edges_and_adjacency() -> None:
+    compiled = compile_plan(dense(30, 20))
+    assert len(compiled.edges) == 600
+    assert list(compiled.edges)[:2] == [Edge(0, 30, (0,), (("†state.a", "†state.a"),)),
+                                        Edge(0, 31, (0,), (("†state.a", "†state.a"),))]
+    assert compiled.edges[-1] == Edge(29, 49, (0,), (("†state.a", "†state.a"),))
+    assert compiled.successors[0] == tuple(range(30, 50))
+    assert compiled.predecessors[45] == tuple(range(30))
+    assert compiled.predecessors[0] == () and compiled.successors[45] == ()
+    assert compiled.nodes[30].params[0].reads[0].writers == tuple(range(30))
+    assert compiled.edges == tuple(compiled.edges)
+
+
+def test_a_call_that_reads_what_it_writes_has_no_edge_to_itself() -> None:
+    plan = [{"_tool": "inc", "n": "†state.n", "_outputPath": "†state.n"},
+            {"_tool": "w", "_outputPath": "†state.n"}]
+    compiled = compile_plan(plan)
+    assert [(e.writer, e.reader) for e in compiled.edges] == [(1, 0)]
+    assert compiled.nodes[0].params[0].reads[0].writers == (1,)
+    assert compiled.successors == ((), (0,)) and compiled.predecessors == ((1,), ())
+
+
+def test_a_large_loop_lists_a_bounded_number_of_its_steps() -> None:
+    # 200 calls that each read and write one path: one loop of 39,800 edges. The cycle's
+    # details list at most max_cycle_steps of them, and the message says how many more.
+    plan = [{"_tool": "m", "x": "†state.a", "_outputPath": "†state.a"} for _ in range(200)]
+    compiled = compile_plan(plan)
+    (cycle,) = [d for d in compiled.diagnostics if d.code == "cycle"]
+    assert len(cycle.details.steps) <= 1000
+    assert "39800 edges" in cycle.message
+
+
+def test_too_many_dependencies_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from obelisk.compiler import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "MAX_EDGES", 500)
+    compiled = compile_plan(dense(30, 20))
+    (too_dense,) = [d for d in compiled.diagnostics if d.code == "too-dense"]
+    assert too_dense.severity.value == "error"
+    assert "600" in too_dense.message and "500" in too_dense.message
+    assert not compiled.ok
+    assert set(compiled.invalid) == set(range(50))  # nothing of it runs
+
+
+# -- item 7: only data kinds can be scoped ---------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["system", "tool", "error", "plan", "meta", "text",
+                                  "†system", "output", "call"])
+def test_scoping_a_non_data_kind_is_an_error(kind: str) -> None:
+    compiled = compile_plan([{"_tool": "a", "_scopes": ["state", kind]}])
+    assert [(d.code, d.severity.value, d.call, d.pointer) for d in compiled.diagnostics] == [
+        ("invalid-scope", "error", 0, "/_scopes/1")]
+    assert compiled.nodes[0].scopes == ("state",)  # never handed to the activity
+    assert "invalid-scope" in CODES
+
+
+# -- item 10: look-alike kinds, catastrophic patterns ----------------------------------------
+
+def test_a_kind_that_looks_like_a_standard_kind_is_warned_about() -> None:
+    compiled = compile_plan([{"_tool": "a", "_outputPath": "†\u0455tate.x"},  # Cyrillic s
+                             {"_tool": "b", "x": "†state.x"}], context=[{"type": "state",
+                                                                         "x": 1}])
+    found = [d for d in compiled.diagnostics if d.code == "confusable-kind"]
+    assert [(d.severity.value, d.call, d.pointer) for d in found] == [
+        ("warning", 0, "/_outputPath")]
+    assert "\\u0455" in found[0].message and "state" in found[0].message
+
+
+def test_two_kinds_that_look_alike_are_warned_about() -> None:
+    compiled = compile_plan([{"_tool": "a", "_outputPath": "†orders.x"},
+                             {"_tool": "b", "x": "†\u043erders.x"}])  # Cyrillic o
+    found = [d for d in compiled.diagnostics if d.code == "confusable-kind"]
+    assert [(d.call, d.pointer) for d in found] == [(1, "/x")]
+
+
+def test_plain_different_kinds_are_not_look_alikes() -> None:
+    compiled = compile_plan([{"_tool": "a", "_outputPath": "†orders.x"},
+                             {"_tool": "b", "x": "†order.x", "_scopes": ["memo"]},
+                             {"_tool": "c", "_outputPath": "†Orders.x"}])
+    assert not [d for d in compiled.diagnostics if d.code == "confusable-kind"]
+
+
+def _tool_with(pattern: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {
+        "_tool": {"const": "t"}, "code": {"type": "string", "pattern": pattern}}}
+
+
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "(x*)*y", "^([a-z]+\\d*)+$", "(?:ab|a+)*c",
+                                     "(\\w+\\s?)+$"])
+def test_a_pattern_that_can_backtrack_catastrophically_is_flagged(pattern: str) -> None:
+    compiled = compile_plan([{"_tool": "t", "code": "x"}], tools=[_tool_with(pattern)])
+    found = [d for d in compiled.diagnostics if d.code == "slow-pattern"]
+    assert [(d.severity.value, d.call, d.tool) for d in found] == [("warning", None, "t")]
+    assert "/properties/code/pattern" in found[0].message
+
+
+@pytest.mark.parametrize("pattern", ["^[a-z]+$", "^(ab)+$", "\\d{3}-\\d{4}", "^(a|b)*c$",
+                                     "^[A-Z][a-z]*( [A-Z][a-z]*)*$"])
+def test_an_ordinary_pattern_is_not_flagged(pattern: str) -> None:
+    compiled = compile_plan([{"_tool": "t", "code": "x"}], tools=[_tool_with(pattern)])
+    assert not [d for d in compiled.diagnostics if d.code == "slow-pattern"]
+
+
+def test_new_codes_are_in_the_codes_table() -> None:
+    for code, severity in [("invalid-scope", "error"), ("too-dense", "error"),
+                           ("confusable-kind", "warning"), ("slow-pattern", "warning")]:
+        assert CODES[code].value == severity
+
+
