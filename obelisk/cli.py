@@ -17,7 +17,7 @@ import importlib
 import inspect
 from collections.abc import Mapping
 
-from obelisk import __version__, conformance, resolve
+from obelisk import __version__, resolve
 from obelisk.compiler.diagnostics import render_text, summary
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolError, ToolRegistry, compose_calls_schema
@@ -33,6 +33,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
 from obelisk.core.values import MISSING
 from obelisk.jsonio import InputError, dumps, load_json, parse_json
+from obelisk.kit import cli as kit_cli
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -72,18 +73,7 @@ def cmd_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    outcomes, _ = conformance.run(args.paths, interpreter=args.interpreter)
-    passed = sum(o.passed for o in outcomes)
-    for outcome in outcomes:
-        if outcome.passed:
-            if not args.quiet:
-                print(f"PASS {outcome.id}", file=out)
-            continue
-        print(f"FAIL {outcome.id} ({outcome.source})", file=out)
-        for problem in outcome.problems:
-            print("  " + problem.replace("\n", "\n    "), file=out)
-    print(f"{passed} passed, {len(outcomes) - passed} failed", file=out)
-    return EXIT_OK if passed == len(outcomes) and outcomes else EXIT_FAILED
+    return kit_cli.cmd_conformance(args, out, err)
 
 
 def _compile(pf: PlanFile) -> CompiledPlan:
@@ -421,10 +411,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_run)
 
     p = sub.add_parser("conformance", help="run conformance vectors")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="vector files or folders of *.json")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="vector files or folders of *.json (default: the bundled pack)")
     p.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the total")
+    kit_cli.add_conformance_options(p)
     p.set_defaults(run=cmd_conformance)
+    kit_cli.register(sub)
     return parser
 
 

@@ -1,24 +1,27 @@
-"""The conformance runner (CONFORMANCE.md): vectors in, one PASS/FAIL line each out.
+"""The conformance runner (CONFORMANCE vectors): vectors in, one PASS/FAIL line each out.
 
 A vector FAILS, never skips, when it cannot be read or uses a field the format does not
-describe. :func:`check_vector` is pure (vector in, list of problems out); the command line
-prints the results.
+describe. Judging works on ANSWERS: the protocol responses (``obelisk.kit.protocol``) of
+an :class:`Implementation`, which is obelisk itself in process (:class:`Local`, the
+default) or an adapter subprocess (``obelisk.kit.client.AdapterClient``). The same
+vectors and the same matching apply to both. A vector that needs an op the
+implementation does not answer is *unsupported*: counted apart, never passed.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import frozen
 
-from obelisk import resolve
-from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, MessageError, WriteError
-from obelisk.core.values import MISSING
+from obelisk import Context, MessageError, ObeliskError
 from obelisk.jsonio import InputError, dumps, load_json
+from obelisk.kit import local
+from obelisk.kit.protocol import Op, failure_of
 
+AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent"})
 VECTOR_FIELDS = frozenset(
     {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
 )
@@ -26,17 +29,60 @@ CASE_FIELDS = frozenset({"ref", "instance", "value", "missing", "error"})
 CASE_ERRORS = frozenset({"syntax", "write"})
 
 
+class Implementation(Protocol):
+    """What the runner judges: the ops it answers, and its answer to one request.
+
+    ``ask`` returns the protocol response (possibly ``{"failure": M}``) and raises an
+    :class:`~obelisk.ObeliskError` when no answer could be had (a crashed adapter).
+    """
+
+    def supports(self, op: Op) -> bool:
+        """Whether the implementation answers ``op`` requests."""
+
+    def ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The implementation's response to ``request``."""
+
+
+class Local:
+    """obelisk itself, in process: the answers of ``obelisk.kit.local``."""
+
+    def __init__(self, interpreter: str = "sync") -> None:
+        self.interpreter = interpreter
+
+    def supports(self, op: Op) -> bool:
+        """Whether obelisk answers ``op`` (``agent`` arrives with the agent loop)."""
+        return op in local.OPS
+
+    def ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """obelisk's answer to ``request``."""
+        return local.answer(request, self.interpreter)
+
+
 @frozen
 class Outcome:
-    """The result of one vector: its id, where it came from, and what did not match."""
+    """The result of one vector: its id, where it came from, and what did not match.
+
+    ``unsupported`` names the ops the vector needs that the implementation lacks; such a
+    vector neither passes nor fails.
+    """
 
     id: str
     source: str
     problems: tuple[str, ...]
+    unsupported: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.problems
+        """True when the vector was judged and every expectation held."""
+        return not self.problems and not self.unsupported
+
+
+@frozen
+class Verdict:
+    """How one vector fared: its problems, or the ops it needs that are not answered."""
+
+    problems: tuple[str, ...]
+    unsupported: tuple[str, ...] = ()
 
 
 def find_vector_files(paths: Sequence[str]) -> Iterator[str]:
@@ -59,39 +105,81 @@ def load_vectors(path: str) -> list[tuple[Any, str]]:
     return [(item, f"{path}[{i}]" if isinstance(data, list) else path) for i, item in enumerate(items)]
 
 
+def needed_ops(vector: Mapping[str, Any]) -> list[Op]:
+    """The protocol ops judging ``vector`` takes: resolve for cases, run or check for a
+    plan (run when the expectation describes a run), agent for an agent vector."""
+    if "solutions" in vector:
+        return [Op.AGENT]
+    ops = [Op.RESOLVE] if vector.get("cases") else []
+    if "plan" in vector:
+        expect = vector.get("expect")
+        runs = isinstance(expect, Mapping) and any(k in expect for k in RUN_FIELDS)
+        ops.append(Op.RUN if runs else Op.CHECK)
+    return ops
+
+
 def check_vector(vector: Any, interpreter: str = "sync") -> list[str]:
-    """Every way ``vector`` fails to hold; an empty list means it passes."""
+    """Every way ``vector`` fails to hold for obelisk; an empty list means it passes."""
+    verdict = judge(vector, Local(interpreter))
+    return list(verdict.problems) + [f"needs the {op!r} op, which obelisk does not answer yet"
+                                     for op in verdict.unsupported]
+
+
+def judge(vector: Any, implementation: Implementation) -> Verdict:
+    """How ``vector`` fares on ``implementation``'s answers."""
     if not isinstance(vector, Mapping):
-        return [f"a vector must be a JSON object, got {type(vector).__name__}"]
+        return Verdict((f"a vector must be a JSON object, got {type(vector).__name__}",))
+    agent = "solutions" in vector
+    fields = VECTOR_FIELDS | AGENT_FIELDS if agent else VECTOR_FIELDS
     problems = [f"unknown field {k!r} (fields: {', '.join(sorted(VECTOR_FIELDS))})"
-                for k in vector if k not in VECTOR_FIELDS]
+                for k in vector if k not in fields]
     if not isinstance(vector.get("id"), str) or not vector.get("id"):
         problems.append('"id" must be a non-empty string')
-    if "cases" not in vector and "plan" not in vector:
+    if "cases" not in vector and "plan" not in vector and not agent:
         problems.append('a vector needs "cases", "plan", or both')
     raw_context = vector.get("context", [])
     if not isinstance(raw_context, list):
-        return problems + ['"context" must be an array of messages']
+        return Verdict((*problems, '"context" must be an array of messages'))
     try:
-        context = Context.of(raw_context)
+        Context.of(raw_context)
     except MessageError as exc:
-        return problems + [f"context: {exc}"]
+        return Verdict((*problems, f"context: {exc}"))
     if problems:
-        return problems
+        return Verdict(tuple(problems))
+    try:
+        lacking = tuple(op.value for op in needed_ops(vector) if not implementation.supports(op))
+        if lacking:
+            return Verdict((), lacking)
+        if agent:
+            return Verdict(tuple(judge_agent(vector, implementation)))
+        return Verdict(tuple(_judge_plain(vector, raw_context, implementation)))
+    except ObeliskError as exc:  # no answer at all (an adapter crashed): this vector fails
+        return Verdict((str(exc),))
+
+
+def _judge_plain(vector: Mapping[str, Any], raw_context: list[Any],
+                 implementation: Implementation) -> list[str]:
+    problems: list[str] = []
     cases = vector.get("cases", [])
     if not isinstance(cases, list):
         return ['"cases" must be an array']
     for number, case in enumerate(cases):
-        problems.extend(f"case {number}: {p}" for p in check_case(case, context))
+        bad = case_problems(case)
+        if bad:
+            problems.extend(f"case {number}: {p}" for p in bad)
+            continue
+        response = implementation.ask({"op": "resolve", "context": raw_context,
+                                       "ref": case["ref"], "instance": case.get("instance")})
+        problems.extend(f"case {number}: {p}" for p in judge_case(case, response))
     if "plan" in vector:
-        problems.extend(check_plan(vector, context, interpreter))
+        problems.extend(check_plan(vector, implementation))
     elif "expect" in vector:
         problems.append('"expect" describes a plan run, but the vector has no "plan"')
     return problems
 
 
-def check_case(case: Any, context: Context) -> list[str]:
-    """How a resolve case fails against ``context`` (empty when it holds)."""
+def case_problems(case: Any) -> list[str]:
+    """Why a resolve case is not of the vector format's shape (empty when it is)."""
     if not isinstance(case, Mapping):
         return ["a case must be a JSON object"]
     unknown = [k for k in case if k not in CASE_FIELDS]
@@ -110,22 +198,64 @@ def check_case(case: Any, context: Context) -> list[str]:
     instance = case.get("instance")
     if instance is not None and not isinstance(instance, str):
         return [f'{ref}: "instance" must be a string']
-    try:
-        value = resolve(context, ref, instance)
-        got: tuple[str, Any] = ("missing", True) if value is MISSING else ("value", value)
-    except ExpressionSyntaxError as exc:
-        got = ("error", "syntax")
-        detail = exc.render()
-    except WriteError as exc:
-        got = ("error", "write")
-        detail = str(exc)
+    return []
+
+
+def judge_case(case: Mapping[str, Any], response: Mapping[str, Any]) -> list[str]:
+    """How a well-formed resolve case fails on a ``resolve`` answer (empty when it holds)."""
+    ref, instance = case["ref"], case.get("instance")
+    failure = failure_of(response)
+    if failure is not None:
+        return [f"{ref}: no answer: {failure}"]
+    detail = ""
+    got: tuple[str, Any]
+    if "error" in response:
+        got = ("error", response["error"])
+        detail = str(response.get("message", ""))
+    elif "missing" in response:
+        got = ("missing", True)
     else:
-        detail = ""
-    want = (given[0], case[given[0]])
+        got = ("value", response["value"])
+    given = next(k for k in ("value", "missing", "error") if k in case)
+    want = (given, case[given])
     if got[0] == want[0] and json_equal(got[1], want[1]):
         return []
     return [f"{ref}{' for instance ' + instance if instance else ''}: "
             f"expected {_show(want)}, got {_show(got)}" + (f"\n{detail}" if detail else "")]
+
+
+def check_case(case: Any, context: Context) -> list[str]:
+    """How a resolve case fails against ``context`` with obelisk's resolver (empty when
+    it holds)."""
+    bad = case_problems(case)
+    if bad:
+        return bad
+    return judge_case(case, local.resolve_in(context, case["ref"], case.get("instance")))
+
+
+def context_of_views(views: Mapping[str, Any]) -> Context:
+    """A context whose reads give exactly ``views`` (a run answer's final values).
+
+    Each kind's global value is set at the root, and each instance's value is set at the
+    root for that instance, so instance reads see that value and nothing of the global
+    one. A view written ``{"error": M}`` stands for a kind that cannot be read: a write
+    that cannot be applied is put in its place, so reading it is a write error.
+    """
+    messages: list[Any] = []
+    for kind, per in views.items():
+        if not isinstance(per, Mapping):
+            continue
+        for layer, value in per.items():
+            message: dict[str, Any] = {"type": "data", "kind": kind, "data": value,
+                                       "_outputMethod": "set"}
+            if layer != "global":
+                message["_instance"] = layer
+            messages.append(message)
+            if isinstance(value, Mapping) and set(value) == {"error"} and isinstance(
+                    value["error"], str):
+                # Pushing onto an object cannot be applied: reads of this layer fail.
+                messages.append({**message, "data": 0, "_outputMethod": "push"})
+    return Context.of(messages)
 
 
 RUN_FIELDS = ("values", "executed", "skipped", "failed", "errors")
@@ -133,12 +263,9 @@ EXPECT_FIELDS = frozenset({"diagnostics", "only_listed_errors", "not_reported", 
 MATCH_FIELDS = frozenset({"code", "severity", "call", "calls", "pointer"})
 
 
-def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) -> list[str]:
-    """How a plan vector fails: its diagnostics, then (when it runs) its dry run."""
-    from obelisk.compiler.plan import PlanError, compile_plan
-    from obelisk.compiler.tools import ToolError
-    from obelisk.interpreters.dryrun import MockError, dry_run
-    from obelisk.interpreters.machine import PlanRefused
+def check_plan(vector: Mapping[str, Any], implementation: Implementation) -> list[str]:
+    """How a plan vector fails: its diagnostics, then (when it runs) its dry run, judged
+    on the implementation's ``check`` or ``run`` answer."""
     from obelisk.planfile import plan_file_of
 
     expect = vector.get("expect")
@@ -154,11 +281,20 @@ def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) ->
     try:
         pf = plan_file_of({k: v for k, v in vector.items()
                            if k not in ("cases", "expect")}, str(vector.get("id")))
-        plan = compile_plan(pf.plan, tools=pf.tools, context=context, instances=pf.instances)
-    except (InputError, PlanError, ToolError) as exc:
+    except InputError as exc:
         return [f"the plan cannot be compiled: {exc}"]
+    wants_run = any(k in expect for k in RUN_FIELDS)
+    request: dict[str, Any] = {
+        "op": "run" if wants_run else "check", "context": pf.context,
+        "tools": vector.get("tools"), "plan": pf.plan, "instances": pf.instances}
+    if wants_run:
+        request["mocks"] = pf.mocks
+    response = implementation.ask(request)
+    failure = failure_of(response)
+    if failure is not None:
+        return [failure]
     problems: list[str] = []
-    found = [d.to_json() for d in plan.diagnostics]
+    found: list[Mapping[str, Any]] = list(response.get("diagnostics", []))
     for matcher in expect.get("diagnostics", []):
         bad = _bad_matcher(matcher)
         if bad:
@@ -172,40 +308,88 @@ def check_plan(vector: Mapping[str, Any], context: Context, interpreter: str) ->
             problems.append(f"expect.not_reported: {bad}")
         for d in found:
             if not bad and _matches(matcher, d):
-                problems.append(f"diagnostic {d['code']} at call {d['call']} {d['pointer']} "
-                                f"matches not_reported {dumps(matcher, indent=None)}: {d['message']}")
+                problems.append(f"diagnostic {d['code']} at call {d.get('call')} "
+                                f"{d.get('pointer')} matches not_reported "
+                                f"{dumps(matcher, indent=None)}: {d.get('message', '')}")
     if expect.get("only_listed_errors", True):
         listed = expect.get("diagnostics", [])
         for d in found:
             if d["severity"] == "error" and not any(_matches(m, d) for m in listed
                                                      if not _bad_matcher(m)):
-                problems.append(f"unexpected error {d['code']} at call {d['call']} "
-                                f"{d['pointer'] or ''}: {d['message']}")
-    wants_run = any(k in expect for k in RUN_FIELDS)
+                problems.append(f"unexpected error {d['code']} at call {d.get('call')} "
+                                f"{d.get('pointer') or ''}: {d.get('message', '')}")
     if not wants_run:
         return problems
-    if not plan.ok:
+    if any(d["severity"] == "error" for d in found) or response.get("status") == "invalid":
         return problems + ["the vector expects a run, but the plan has errors and cannot run"]
-    try:
-        result = dry_run(plan, context, mocks=pf.mocks, interpreter=interpreter)
-    except (MockError, PlanRefused) as exc:
-        return problems + [str(exc)]
-    final = result.context
-    for number, case in enumerate(expect.get("values", [])):
-        problems.extend(f"values[{number}]: {p}" for p in check_case(case, final))
-    def ident(call: Any) -> Any:
-        return call.call if call.instance is None else [call.call, call.instance]
+    problems.extend(judge_run(expect, response))
+    return problems
+
+
+def judge_run(expect: Mapping[str, Any], response: Mapping[str, Any]) -> list[str]:
+    """How a ``run`` answer fails the run fields of ``expect`` (values, executed, skipped,
+    failed, errors)."""
+    problems: list[str] = []
+    if "values" in expect:
+        final = context_of_views(response["views"])
+        for number, case in enumerate(expect["values"]):
+            problems.extend(f"values[{number}]: {p}" for p in check_case(case, final))
+    calls = response["calls"]
+
+    def ident(call: Mapping[str, Any]) -> Any:
+        return call["call"] if call.get("instance") is None else [call["call"], call["instance"]]
     for key in ("executed", "skipped", "failed"):
         if key in expect:
             want = sorted(map(_key, expect[key]))
-            got = sorted(_key(ident(c)) for c in result.calls if c.outcome == key)
+            got = sorted(_key(ident(c)) for c in calls if c["outcome"] == key)
             if want != got:
                 problems.append(f"{key}: expected {_ids(want)}, got {_ids(got)}")
     if "errors" in expect:
-        want = sorted((_key(e.get("call") if "instance" not in e else [e["call"], e["instance"]]),
-                       str(e.get("instance")), e.get("type")) for e in expect["errors"])
-        got = [(_key(ident(c)), str(c.instance), c.error) for c in result.calls if c.error]
-        got.sort()
+        want_errors = sorted(
+            (_key(e.get("call") if "instance" not in e else [e["call"], e["instance"]]),
+             str(e.get("instance")), e.get("type")) for e in expect["errors"])
+        got_errors = sorted((_key(ident(c)), str(c.get("instance")), c["error"])
+                            for c in calls if c.get("error"))
+        if want_errors != got_errors:
+            problems.append(f"errors: expected {want_errors}, got {got_errors}")
+    return problems
+
+
+AGENT_EXPECT = frozenset({"status", "ticks", "output", "values", "errors"})
+
+
+def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> list[str]:
+    """How an agent vector fails on the implementation's ``agent`` answer."""
+    expect = vector.get("expect")
+    if not isinstance(expect, Mapping):
+        return ['an agent vector needs an "expect" object']
+    unknown = sorted(k for k in expect if k not in AGENT_EXPECT)
+    if unknown:
+        return [f"expect: unknown field {k!r} (fields: {', '.join(sorted(AGENT_EXPECT))})"
+                for k in unknown]
+    request = {"op": "agent", "context": vector.get("context", []),
+               "tools": vector.get("tools"), "output_schema": vector.get("output_schema"),
+               "mode": vector.get("mode", "eager"), "max_ticks": vector.get("max_ticks", 25),
+               "solutions": vector.get("solutions"), "latent": vector.get("latent", {}),
+               "mocks": vector.get("mocks", {})}
+    response = implementation.ask(request)
+    failure = failure_of(response)
+    if failure is not None:
+        return [failure]
+    problems = []
+    for key in ("status", "ticks", "output"):
+        if key in expect and not json_equal(expect[key], response.get(key)):
+            problems.append(f"{key}: expected {dumps(expect[key], indent=None)}, "
+                            f"got {dumps(response.get(key), indent=None)}")
+    if "values" in expect:
+        final = context_of_views(response["views"])
+        for number, case in enumerate(expect["values"]):
+            problems.extend(f"values[{number}]: {p}" for p in check_case(case, final))
+    if "errors" in expect:
+        def key(e: Mapping[str, Any]) -> tuple[Any, ...]:
+            return (e.get("tick"), e.get("call", -1), str(e.get("instance")), e.get("type"))
+        want = sorted(map(key, expect["errors"]), key=str)
+        got = sorted(map(key, response["errors"]), key=str)
         if want != got:
             problems.append(f"errors: expected {want}, got {got}")
     return problems
@@ -305,8 +489,11 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def run(paths: Sequence[str], interpreter: str = "sync") -> tuple[list[Outcome], list[str]]:
-    """Check every vector under ``paths``. Returns outcomes and unreadable-file problems."""
+def run(paths: Sequence[str], interpreter: str = "sync",
+        implementation: Implementation | None = None) -> tuple[list[Outcome], list[str]]:
+    """Check every vector under ``paths`` on ``implementation`` (obelisk itself in process
+    when None). Returns outcomes and unreadable-file problems."""
+    implementation = implementation or Local(interpreter)
     outcomes: list[Outcome] = []
     seen: dict[str, str] = {}
     for path in find_vector_files(paths):
@@ -318,8 +505,10 @@ def run(paths: Sequence[str], interpreter: str = "sync") -> tuple[list[Outcome],
         for vector, source in vectors:
             vid = vector.get("id") if isinstance(vector, Mapping) else None
             name = vid if isinstance(vid, str) and vid else source
+            unsupported: tuple[str, ...] = ()
             try:
-                problems = check_vector(vector, interpreter)
+                verdict = judge(vector, implementation)
+                problems, unsupported = list(verdict.problems), verdict.unsupported
             except Exception as exc:  # a vector never stops the others, whatever it holds
                 problems = [f"the runner could not check this vector ({type(exc).__name__}: "
                             f"{exc}); this is a bug in obelisk or a vector shape it does "
@@ -327,5 +516,6 @@ def run(paths: Sequence[str], interpreter: str = "sync") -> tuple[list[Outcome],
             if name in seen:
                 problems = [f"duplicate id (also in {seen[name]})", *problems]
             seen.setdefault(name, source)
-            outcomes.append(Outcome(id=name, source=source, problems=tuple(problems)))
+            outcomes.append(Outcome(id=name, source=source, problems=tuple(problems),
+                                    unsupported=unsupported))
     return outcomes, []
