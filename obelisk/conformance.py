@@ -386,10 +386,10 @@ def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> li
         for number, case in enumerate(expect["values"]):
             problems.extend(f"values[{number}]: {p}" for p in check_case(case, final))
     if "errors" in expect:
-        def key(e: Mapping[str, Any]) -> tuple[Any, ...]:
+        def tick_key(e: Mapping[str, Any]) -> tuple[Any, ...]:
             return (e.get("tick"), e.get("call", -1), str(e.get("instance")), e.get("type"))
-        want = sorted(map(key, expect["errors"]), key=str)
-        got = sorted(map(key, response["errors"]), key=str)
+        want = sorted(map(tick_key, expect["errors"]), key=str)
+        got = sorted(map(tick_key, response["errors"]), key=str)
         if want != got:
             problems.append(f"errors: expected {want}, got {got}")
     return problems
@@ -460,7 +460,7 @@ def _matches(matcher: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
     return True
 
 
-def _found_text(found: list[dict[str, Any]]) -> str:
+def _found_text(found: Sequence[Mapping[str, Any]]) -> str:
     if not found:
         return " (no diagnostics were reported)"
     return " (reported: " + "; ".join(
@@ -485,7 +485,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 

@@ -83,7 +83,11 @@ class AdapterClient:
         if self._started:
             self.restarts += 1
         self._started = True
-        hello = self._exchange({"op": "hello"}, Op.HELLO)
+        try:
+            hello = self._exchange({"op": "hello"}, Op.HELLO)
+        except AdapterError:
+            self._stop()  # a process whose hello is wrong is not used at all
+            raise
         self.name, self.version = str(hello["name"]), str(hello["version"])
         self.ops = frozenset(o for o in hello["ops"] if o in {op.value for op in JUDGED_OPS})
 
@@ -177,8 +181,7 @@ class AdapterClient:
             return ""
         return f" (exit status {code})"
 
-    def _fail(self, message: str) -> Any:
-        """Stop the process (it starts again on the next request) and fail this request."""
+    def _stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
             process.kill()
@@ -189,6 +192,10 @@ class AdapterClient:
                         stream.close()
                 except OSError:
                     pass  # the pipe is already broken; nothing more to flush
+
+    def _fail(self, message: str) -> Any:
+        """Stop the process (it starts again on the next request) and fail this request."""
+        self._stop()
         raise AdapterError(message + "; the adapter was stopped and starts again for the next "
                            "request", restarted=True)
 
