@@ -26,6 +26,9 @@ from obelisk.kit.protocol import JUDGED_OPS, Op, response_problems
 
 #: The per-request deadline, in seconds, unless told otherwise.
 DEFAULT_TIMEOUT = 10.0
+#: The deadline of ``hello``, when it is longer than the per-request one: it includes the
+#: process's start-up, which can be slow (a virtual machine, imports on a busy host).
+START_TIMEOUT = 30.0
 #: At most this much of a garbage line is quoted in a message.
 QUOTE = 200
 
@@ -84,7 +87,8 @@ class AdapterClient:
             self.restarts += 1
         self._started = True
         try:
-            hello = self._exchange({"op": "hello"}, Op.HELLO)
+            hello = self._exchange({"op": "hello"}, Op.HELLO,
+                                   max(self.timeout, START_TIMEOUT))
         except AdapterError:
             self._stop()  # a process whose hello is wrong is not used at all
             raise
@@ -125,7 +129,8 @@ class AdapterClient:
 
     # -- one exchange ---------------------------------------------------------------------
 
-    def _exchange(self, request: Mapping[str, Any], op: Op) -> dict[str, Any]:
+    def _exchange(self, request: Mapping[str, Any], op: Op,
+                  timeout: float | None = None) -> dict[str, Any]:
         self.requests += 1
         what = f"request #{self.requests} ({op.value})"
         process = self._process
@@ -137,7 +142,7 @@ class AdapterClient:
         except OSError:
             self._fail(f"{what}: the adapter exited before it read the request"
                        f"{self._exit_text()}")
-        raw = self._read_line(process.stdout, what)
+        raw = self._read_line(process.stdout, what, timeout or self.timeout)
         try:
             response = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
@@ -154,14 +159,14 @@ class AdapterClient:
         assert isinstance(response, dict)
         return response
 
-    def _read_line(self, stream: IO[bytes], what: str) -> bytes:
-        deadline = monotonic() + self.timeout
+    def _read_line(self, stream: IO[bytes], what: str, timeout: float) -> bytes:
+        deadline = monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(stream, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
                 left = deadline - monotonic()
                 if left <= 0 or not selector.select(left):
-                    self._fail(f"{what}: no answer within {self.timeout:g} s (the adapter hangs "
+                    self._fail(f"{what}: no answer within {timeout:g} s (the adapter hangs "
                                "or did not end its answer with a newline)")
                 chunk = os.read(stream.fileno(), 65536)
                 if not chunk:

@@ -158,12 +158,7 @@ def search(adapter: Implementation, op: str, examples: int = DEFAULT_EXAMPLES, s
             # Out of shrinking budget: only the smallest case so far still counts, so that
             # hypothesis stops here (its final replay of that case agrees).
             return json.dumps(request, sort_keys=True) == best[0]
-        ours = local.answer(request)
-        if failure_of(ours) is not None:
-            return False  # obelisk cannot answer it: nothing to compare against
-        if op == "run" and ours.get("status") == "invalid":
-            return False  # runs are compared on valid plans; check covers the rest
-        result = differ(op, ours, ask_safely(adapter, request))
+        result = compare(adapter, op, request)
         if result and not found[0]:
             found[0], first[0] = True, count[0]
         if result:
@@ -177,8 +172,42 @@ def search(adapter: Implementation, op: str, examples: int = DEFAULT_EXAMPLES, s
         minimal = find(cases(op), disagrees, settings=config, random=random.Random(seed))
     except NoSuchExample:
         return None
+    minimal = prune(adapter, op, minimal)
     return Difference(op, minimal, local.answer(minimal), ask_safely(adapter, minimal),
                       first[0], seed)
+
+
+def compare(adapter: Implementation, op: str, request: dict[str, Any]) -> bool:
+    """Whether the adapter and obelisk disagree on ``request`` (False when obelisk has no
+    answer to compare with, or, for ``run``, when the plan is invalid: check covers it)."""
+    ours = local.answer(request)
+    if failure_of(ours) is not None:
+        return False
+    if op == "run" and ours.get("status") == "invalid":
+        return False
+    return differ(op, ours, ask_safely(adapter, request))
+
+
+def prune(adapter: Implementation, op: str, request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` less every call and context message that the difference does not need.
+
+    Hypothesis's shrinker works on the choices that drew the case; removing a whole call
+    from the middle of a plan is a move it rarely finds within the budget. This pass
+    tries exactly those removals, one at a time, keeping each that keeps the difference.
+    """
+    for field in ("plan", "context"):
+        index = 0
+        while index < len(request.get(field, [])):
+            items = request[field]
+            candidate = {**request, field: items[:index] + items[index + 1:]}
+            if field == "plan" and "mocks" in request:
+                tools = {c.get("_tool") for c in candidate["plan"] if isinstance(c, dict)}
+                candidate["mocks"] = {t: m for t, m in request["mocks"].items() if t in tools}
+            if compare(adapter, op, candidate):
+                request = candidate
+            else:
+                index += 1
+    return request
 
 
 # -- from a difference to a vector -----------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from obelisk.kit import local
 
+#: What answers one request: a parsed JSON line in, the answer object out.
 Answer = Callable[[Any], dict[str, Any]]
 
 

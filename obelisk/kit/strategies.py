@@ -27,7 +27,7 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3),
                      st.sampled_from(["", "s", "t", "ж"]))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def json_values(max_leaves: int = 5) -> st.SearchStrategy[Any]:
     """Small JSON values over the shared keys: scalars, arrays, objects."""
     # Cached: building a recursive strategy costs far more than drawing from it, and the
@@ -120,7 +120,7 @@ def contexts(max_messages: int = 8, kinds: Sequence[str] = KINDS,
     return _contexts(max_messages, tuple(kinds), tuple(instances))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _contexts(max_messages: int, kinds: tuple[str, ...],
               instances: tuple[str, ...]) -> st.SearchStrategy[list[Any]]:
     return st.lists(st.one_of(data_messages(kinds, instances), data_messages(kinds, instances),
@@ -153,7 +153,7 @@ def expressions(kinds: Sequence[str] = KINDS, max_operands: int = 4, max_path: i
     return _expressions(tuple(kinds), max_operands, max_path, invalid)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _expressions(kinds: tuple[str, ...], max_operands: int, max_path: int,
                  invalid: bool) -> st.SearchStrategy[str]:
     atoms = st.one_of(_references(kinds, max_path), _references(kinds, max_path),

@@ -47,8 +47,10 @@ def test_the_pack_is_package_data_and_tests_conformance_points_at_it() -> None:
     assert here.resolve() == pathlib.Path(pack_dir()).resolve()
 
 
-def test_obelisk_adapter_passes_the_whole_pack() -> None:
-    code, out, err = cli("conformance", "-q", "--against", OBELISK_ADAPTER)
+@pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
+def test_obelisk_adapter_passes_the_whole_pack(interpreter: str) -> None:
+    adapter = f"{OBELISK_ADAPTER} --interpreter {interpreter}"
+    code, out, err = cli("conformance", "-q", "--against", adapter)
     assert code == 0, out + err
     assert out == cli("conformance", "-q")[1]
 
