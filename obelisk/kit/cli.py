@@ -17,6 +17,9 @@ from obelisk import conformance
 from obelisk.jsonio import InputError
 from obelisk.kit.client import DEFAULT_TIMEOUT, AdapterClient, AdapterError
 
+#: ``obelisk fuzz``'s examples per op (kept here: the kit's cli must not import hypothesis).
+DEFAULT_EXAMPLES = 300
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -35,7 +38,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ops", default="resolve,check,run", metavar="OPS",
                    help="comma-separated ops to fuzz (default resolve,check,run)")
     p.add_argument("--examples", type=int, metavar="N", default=None,
-                   help="examples per op (default 200)")
+                   help=f"examples per op (default {DEFAULT_EXAMPLES})")
     p.add_argument("--seed", type=int, metavar="S", help="the seed; the same seed gives the "
                    "same cases (default: a random seed, printed)")
     p.add_argument("--save", metavar="DIR", help="write the minimal failing vector here")

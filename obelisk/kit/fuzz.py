@@ -33,7 +33,8 @@ from obelisk.kit.strategies import plans, resolve_cases
 
 FUZZ_OPS = ("resolve", "check", "run")
 #: Examples drawn per op unless ``--examples`` says otherwise.
-DEFAULT_EXAMPLES = 200
+#: (obelisk.kit.cli states the same number without importing hypothesis; a test checks.)
+DEFAULT_EXAMPLES = 300
 #: At most this many cases are tried while shrinking a difference (a count, not a time,
 #: so that the same seed still gives the same vector).
 SHRINK_BUDGET = 500

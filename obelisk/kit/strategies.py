@@ -195,11 +195,12 @@ def _path_of(message: dict[str, Any]) -> list[Any]:
 
 @st.composite
 def resolve_cases(draw: st.DrawFn, max_messages: int = 8) -> tuple[list[Any], str, str | None]:
-    """(context, expression, instance): half the reads aim at a path a message of the
-    context writes (a prefix of it, or one key further), for that message's instance."""
+    """(context, expression, instance): two reads in three aim at a path a message of the
+    context writes (a prefix of it, or one key further), mostly for that message's
+    instance; the others are any expression."""
     context = draw(contexts(max_messages))
     written = [m for m in context if _kind_of(m) is not None]
-    if not written or draw(st.booleans()):
+    if not written or draw(st.integers(0, 2)) == 0:
         return context, draw(expressions()), draw(st.sampled_from([None, None, *INSTANCES]))
     message = draw(st.sampled_from(written))
     kind = _kind_of(message)
@@ -235,7 +236,8 @@ def mock_for(draw: st.DrawFn, index: int, alternatives: Sequence[Sequence[str]] 
              scopes: bool = False) -> dict[str, Any]:
     """One mock for the tool of call ``index``: return, raise (a failing mock), echo, an
     explicit branch among ``alternatives`` (or to an undeclared one), echo_scopes."""
-    forms = ["return", "return", "raise", "echo"]
+    # echo twice: a result that shows the resolved parameters catches reading bugs.
+    forms = ["return", "return", "raise", "echo", "echo"]
     if len(alternatives) >= 2:
         forms += ["branch", "branch"]
     if scopes:

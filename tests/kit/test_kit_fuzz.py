@@ -13,10 +13,11 @@ import pytest
 from kit_helpers import OBELISK_ADAPTER, cli, script
 
 from obelisk.conformance import check_vector
+from obelisk.kit.fuzz import DEFAULT_EXAMPLES
 from obelisk.testing import Adapter, assert_conforms
 
 # (defect adapter, op fuzzed, the area it breaks). Each must be caught within the default
-# budget (200 examples per op); the seed makes the run, and the test, repeatable.
+# budget (DEFAULT_EXAMPLES, 300 per op); the seed makes the run, and the test, repeatable.
 DEFECTS = [
     ("concat_as_push", "resolve", "a write method"),
     ("or_does_not_wait", "run", "|| waiting"),
@@ -33,7 +34,7 @@ def test_each_seeded_defect_is_caught_and_shrunk(name: str, op: str, area: str,
                          "--save", str(tmp_path))
     assert code == 1, f"{area} not caught:\n{out}{err}"
     found = re.search(r"found at example (\d+)", out)
-    assert found and int(found.group(1)) <= 200
+    assert found and int(found.group(1)) <= DEFAULT_EXAMPLES
     [saved] = list(tmp_path.iterdir())
     vector = json.loads(saved.read_text(encoding="utf-8"))
     # Minimal: a few messages and calls.
@@ -51,7 +52,7 @@ def test_obelisk_adapter_agrees_with_obelisk() -> None:
     code, out, err = cli("fuzz", "--against", OBELISK_ADAPTER, "--seed", "0")
     assert code == 0, out + err
     for op in ("resolve", "check", "run"):
-        assert f"{op}: no difference in 200 examples" in out
+        assert f"{op}: no difference in {DEFAULT_EXAMPLES} examples" in out
 
 
 def test_the_same_seed_gives_the_same_cases() -> None:
@@ -112,3 +113,9 @@ def test_fuzz_without_hypothesis_says_how_to_install_it() -> None:
     assert done.returncode == 2
     assert "pip install 'obelisk[testing]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_cli_states_the_fuzzer_s_default_budget() -> None:
+    from obelisk.kit import cli as kit_cli
+
+    assert kit_cli.DEFAULT_EXAMPLES == DEFAULT_EXAMPLES
