@@ -181,7 +181,7 @@ def test_resolve_directory_exits_2(tmp_path: pathlib.Path) -> None:
         ["frobnicate"],
         ["resolve", EXAMPLE, "†state.a", "--bogus"],
         ["resolve", EXAMPLE, "†state.a", "--instance"],
-        ["conformance"],
+        ["conformance", "--against"],
     ],
 )
 def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from obelisk.cli.common import (
     load_activities,
     load_context,
 )
-from obelisk.cli.conformance import CONFORMANCE
+from obelisk.cli.kit import ADAPTER, CONFORMANCE, FUZZ
 from obelisk.cli.resolve import RESOLVE
 from obelisk.cli.run import DRY_RUN, RUN
 from obelisk.cli.safe import inert, inert_lines
@@ -42,6 +42,8 @@ COMMANDS: tuple[Command, ...] = (
     DRY_RUN,
     RUN,
     CONFORMANCE,
+    ADAPTER,
+    FUZZ,
 )
 
 

@@ -1,0 +1,121 @@
+"""`obelisk fuzz` and obelisk.testing: seeded defects are caught and shrunk; obelisk agrees
+with itself; the core never imports hypothesis."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+from kit_helpers import OBELISK_ADAPTER, cli, script
+
+from obelisk.conformance import check_vector
+from obelisk.kit.fuzz import DEFAULT_EXAMPLES
+from obelisk.testing import Adapter, assert_conforms
+
+# (defect adapter, op fuzzed, the area it breaks). Each must be caught within the default
+# budget (DEFAULT_EXAMPLES, 300 per op); the seed makes the run, and the test, repeatable.
+DEFECTS = [
+    ("concat_as_push", "resolve", "a write method"),
+    ("or_does_not_wait", "run", "|| waiting"),
+    ("instance_shadowing", "resolve", "instance shadowing"),
+    ("no_dangling_reference", "check", "a diagnostic"),
+    ("error_to_value_branch", "run", "an error routed to the wrong branch"),
+]
+
+
+@pytest.mark.parametrize(("name", "op", "area"), DEFECTS)
+def test_each_seeded_defect_is_caught_and_shrunk(name: str, op: str, area: str,
+                                                tmp_path: pathlib.Path) -> None:
+    code, out, err = cli("fuzz", "--against", script(name), "--ops", op, "--seed", "0",
+                         "--save", str(tmp_path))
+    assert code == 1, f"{area} not caught:\n{out}{err}"
+    found = re.search(r"found at example (\d+)", out)
+    assert found and int(found.group(1)) <= DEFAULT_EXAMPLES
+    [saved] = list(tmp_path.iterdir())
+    vector = json.loads(saved.read_text(encoding="utf-8"))
+    # Minimal: a few messages and calls.
+    assert len(vector["context"]) <= 3, vector
+    assert len(vector.get("plan", [])) <= 3, vector
+    assert "the adapter answered:" in vector["description"]
+    assert json.dumps(vector, ensure_ascii=False, indent=2) in out  # printed as saved
+    # Ready to commit: obelisk passes it, the defect fails it.
+    assert check_vector(vector) == []
+    code, out, _ = cli("conformance", str(saved), "--against", script(name))
+    assert code == 1 and out.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_obelisk_adapter_agrees_with_obelisk() -> None:
+    code, out, err = cli("fuzz", "--against", OBELISK_ADAPTER, "--seed", "0")
+    assert code == 0, out + err
+    for op in ("resolve", "check", "run"):
+        assert f"{op}: no difference in {DEFAULT_EXAMPLES} examples" in out
+
+
+def test_the_same_seed_gives_the_same_cases() -> None:
+    argv = ("fuzz", "--against", script("no_dangling_reference"), "--ops", "check",
+            "--seed", "7")
+    first, second = cli(*argv), cli(*argv)
+    assert first == second and first[0] == 1
+
+
+def test_unsupported_ops_are_skipped() -> None:
+    code, out, _ = cli("fuzz", "--against", script("misbehaving", "--ops", "resolve"),
+                       "--ops", "check,run", "--seed", "0")
+    assert code == 0
+    assert "check: skipped, the adapter does not list it in hello" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["fuzz", "--against", OBELISK_ADAPTER, "--ops", "fly"],
+    ["fuzz", "--against", OBELISK_ADAPTER, "--examples", "0"],
+    ["fuzz", "--against", "/nonexistent/adapter"],
+    ["fuzz"],
+])
+def test_fuzz_bad_usage_exits_2(argv: list[str]) -> None:
+    code, out, err = cli(*argv)
+    assert code == 2 and "Traceback" not in out + err
+
+
+def test_assert_conforms_passes_for_obelisk_and_fails_with_a_vector() -> None:
+    with Adapter(OBELISK_ADAPTER) as adapter:
+        assert_conforms(adapter, examples=25, seed=1)
+    with Adapter(script("no_dangling_reference")) as adapter, pytest.raises(
+            AssertionError) as caught:
+        assert_conforms(adapter, vectors=False, ops=["check"], examples=50, seed=0)
+    assert "differs from obelisk on check" in str(caught.value)
+    assert '"code": "dangling-reference"' in str(caught.value)
+
+
+def test_assert_conforms_lists_failing_vectors() -> None:
+    with Adapter(script("concat_as_push")) as adapter, pytest.raises(AssertionError) as caught:
+        assert_conforms(adapter, ops=[])
+    assert "vectors failed on" in str(caught.value) and "FAIL " in str(caught.value)
+
+
+def test_import_obelisk_does_not_import_hypothesis() -> None:
+    code = ("import sys, obelisk, obelisk.cli, obelisk.conformance, obelisk.cli.kit, "
+            "obelisk.kit.client, obelisk.kit.server, obelisk.kit.pack; "
+            "print('hypothesis' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_fuzz_without_hypothesis_says_how_to_install_it() -> None:
+    code = ("import sys; sys.modules['hypothesis'] = None\n"
+            "from obelisk.cli import main\n"
+            f"sys.exit(main(['fuzz', '--against', {OBELISK_ADAPTER!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "pip install 'obelisk[testing]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_cli_states_the_fuzzer_s_default_budget() -> None:
+    from obelisk.cli import kit as kit_cli
+
+    assert kit_cli.DEFAULT_EXAMPLES == DEFAULT_EXAMPLES
