@@ -166,7 +166,7 @@ def choose_executor(plan: CompiledPlan, invocation: Invocation, registry: Regist
 
 def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) -> Execution:
     """What runs ``invocation`` in a dry run: the tool's mock, else (for a latent call)
-    its own ``_output``, else an example of the tool's ``_output`` schema, else a
+    its own ``_output``, else the registry's latent executor when it has one, else an example of the tool's ``_output`` schema, else a
     ``NoMock`` failure. Every invocation is counted, for ``sequence`` mocks."""
     assert registry.mocks is not None
     node = plan.nodes[invocation.node]
@@ -183,9 +183,13 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
         return Produce(mocked.outcome, mocked.delay)
     # The call's own _output only for a latent call: a tool that names an _activity is
     # run by that activity, never by the LLM (SEMANTICS §7 step 4).
-    own = latent_outcome(invocation) if not executor_for(plan, node, ()) else None
+    latent = not executor_for(plan, node, ())
+    own = latent_outcome(invocation) if latent else None
     if own is not None:
         return Produce(own)
+    # A dry run of a whole agent answers latent calls through its (scripted) LLM.
+    if latent and registry.latent_executor is not None:
+        return RunLatent(registry.latent_executor)
     tool = plan.tool_of(node)
     if tool is not None and tool.output_schema is not None and registry.example is not None:
         example = registry.example(tool)
