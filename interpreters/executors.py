@@ -105,7 +105,8 @@ class Registry:
     calls; ``latent_executor``: an LLM-style executor for them (tried first); ``delegates``:
     tool names handed to other agents. A dry run sets ``mocks`` (tool name -> mock,
     checked), its invocation ``counts`` and ``example`` (the schema example maker); then no
-    activity is ever called.
+    activity is ever called, and ``latent_tools`` limits which latent calls without a mock
+    or ``_output`` the latent executor answers (the others get an example).
     """
 
     activities: Mapping[str, Activity] = field(factory=dict)
@@ -115,6 +116,8 @@ class Registry:
     mocks: Mapping[str, Any] | None = None
     counts: Counts | None = None
     example: ExampleOf | None = None
+    #: In a dry run, the tools the latent executor answers (None: every latent tool).
+    latent_tools: frozenset[str] | None = None
 
 
 def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]) -> str:
@@ -188,7 +191,8 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
     if own is not None:
         return Produce(own)
     # A dry run of a whole agent answers latent calls through its (scripted) LLM.
-    if latent and registry.latent_executor is not None:
+    if latent and registry.latent_executor is not None and (
+            registry.latent_tools is None or node.tool in registry.latent_tools):
         return RunLatent(registry.latent_executor)
     tool = plan.tool_of(node)
     if tool is not None and tool.output_schema is not None and registry.example is not None:

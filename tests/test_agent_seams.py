@@ -84,3 +84,17 @@ def test_a_dry_run_asks_the_latent_executor_for_latent_calls_without_a_mock() ->
     assert choose_executor(plan, invocation(0), registry) == RunLatent(executor)
     assert choose_executor(plan, invocation(1), registry) == Produce(Returned(1))
     assert choose_executor(plan, invocation(2), registry) == Produce(Returned(3))
+
+
+def test_a_dry_run_latent_executor_can_be_limited_to_some_tools() -> None:
+    plan = compile_plan([{"_tool": "think", "_outputPath": "†state.t"},
+                         {"_tool": "other", "_outputPath": "†state.o"}])
+    executor = Answer()
+    registry = Registry(mocks={}, counts=Counts(), latent_executor=executor,
+                        latent_tools=frozenset({"think"}))
+
+    def invocation(node: int) -> Invocation:
+        return Invocation(node, dict(plan.nodes[node].call), None, plan.context)  # type: ignore[arg-type]
+
+    assert choose_executor(plan, invocation(0), registry) == RunLatent(executor)
+    assert not isinstance(choose_executor(plan, invocation(1), registry), RunLatent)

@@ -1,0 +1,471 @@
+"""The agent loop: ticks of request, solution, plan, run, until an output (the shell).
+
+Each tick:
+
+1. builds the request (:func:`obelisk.agent.request.build_request`, with a
+   :class:`Transcript` kept beside the context) and asks the adapter for a solution;
+2. validates it against the request's solution schema: an invalid solution appends an
+   ``InvalidSolution`` error and the tick ends;
+3. compiles ``calls`` (:func:`obelisk.compile_plan`); in lazy mode shows the plan to
+   ``on_plan``, which approves, edits (the edit is compiled again) or rejects it (a
+   ``Denied`` error, the tick ends);
+4. runs the plan through the asyncio interpreter with ``isolate_invalid=True`` (a call
+   with an error diagnostic ends ``Invalid`` and the rest runs), latent calls answered by
+   :class:`obelisk.agent.latent.LLMLatent`;
+5. resolves ``output``'s references against the context after the calls ran: a MISSING
+   one appends ``OutputMissing``, a value outside the output schema ``OutputSchema``;
+6. appends the plan message ``{"type": "plan", "plan", "mode", "outcomes"}``.
+
+A solution without calls and with a null output appends ``NoProgress``; ``max_stalls``
+such ticks in a row end the run ``stalled``. Completion is checked before the tick
+budget, so a tick that completes on the last allowed tick ends ``completed``. Every rule of
+running a plan is the machine's: this module only strings the pure pieces together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from attrs import frozen
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from pyrsistent import pvector
+
+from obelisk.agent.latent import LLMLatent
+from obelisk.agent.request import Transcript, build_request, merge_tools
+from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
+from obelisk.agent.schema import Mode
+from obelisk.compiler.parse import parse_input
+from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.context import Context
+from obelisk.core.errors import ExpressionSyntaxError, ObeliskError, WriteError
+from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.values import MISSING, thaw
+from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.common import clock_of
+from obelisk.interpreters.dryrun import DRY_RUN_DATE, example_of_tool
+from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.executors import Registry, async_executor
+from obelisk.interpreters.mocks import Counts, check_mocks
+from obelisk.interpreters.result import RunResult
+from obelisk.llm.base import LLM, LLMError, Usage
+
+__all__ = [
+    "AgentError",
+    "AgentEvent",
+    "ApprovePlan",
+    "Asked",
+    "EditPlan",
+    "PlanVerdict",
+    "RejectPlan",
+    "Ran",
+    "TickEnded",
+    "run_agent",
+    "run_agent_sync",
+]
+
+#: Default budgets.
+MAX_TICKS = 25
+MAX_STALLS = 2
+
+
+class AgentError(ObeliskError, ValueError):
+    """The agent cannot start: a bad option or a bad tool (raised before any tick)."""
+
+
+# -- lazy mode: what on_plan answers ---------------------------------------------------------
+
+
+@frozen
+class ApprovePlan:
+    """Run the plan as compiled."""
+
+
+@frozen
+class EditPlan:
+    """Run these calls instead (compiled again; the plan message says ``edited``)."""
+
+    calls: Sequence[Any]
+
+
+@frozen
+class RejectPlan:
+    """Do not run the plan: a ``Denied`` error is appended and the tick ends."""
+
+    reason: str = "the plan was rejected"
+
+
+#: What ``on_plan`` returns (or awaits): a verdict; ``True``/``None`` approve, ``False``
+#: rejects, a list of calls edits.
+PlanVerdict: TypeAlias = ApprovePlan | EditPlan | RejectPlan
+OnPlan: TypeAlias = Callable[[CompiledPlan], Any]
+
+
+def _plan_verdict(answer: Any) -> PlanVerdict:
+    if answer is None or answer is True:
+        return ApprovePlan()
+    if answer is False:
+        return RejectPlan()
+    if isinstance(answer, (ApprovePlan, EditPlan, RejectPlan)):
+        return answer
+    if isinstance(answer, list):
+        return EditPlan(answer)
+    raise AgentError(f"on_plan returned {answer!r}: return ApprovePlan(), EditPlan(calls) "
+                     "or RejectPlan(reason)")
+
+
+# -- events: what an observer (the CLI) sees as the run goes --------------------------------
+
+
+@frozen
+class Asked:
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
+
+    tick: int
+    size: int
+
+
+@frozen
+class Ran:
+    """Tick ``tick``'s plan ran: its solution and the interpreter's result."""
+
+    tick: int
+    solution: Any
+    run: RunResult
+
+
+@frozen
+class TickEnded:
+    """Tick ``tick`` ended; ``errors`` are the error messages it appended."""
+
+    tick: Tick
+    errors: tuple[Any, ...]
+
+
+AgentEvent: TypeAlias = Asked | Ran | TickEnded
+AgentObserver: TypeAlias = Callable[[AgentEvent], None]
+
+
+# -- the loop ------------------------------------------------------------------------------
+
+
+def _error(etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
+    """An error message without a call (InvalidSolution, NoProgress, OutputMissing...)."""
+    error: dict[str, Any] = {"type": etype, "message": message}
+    if data is not MISSING:
+        error["data"] = data
+    return {"type": "error", "data": {"error": error}}
+
+
+def _initial_mode(context: Context) -> Mode:
+    for message in reversed(context.messages):
+        if message.get("type") == "plan":
+            mode = message.get("mode")
+            return Mode(mode) if mode in ("eager", "lazy") else Mode.EAGER
+    return Mode.EAGER
+
+
+def _outcomes(result: RunResult) -> list[PlanOutcome]:
+    out = []
+    for call in result.calls:
+        word = "denied" if call.error == "Denied" else call.outcome
+        out.append(PlanOutcome(call.call, call.instance, word, call.error))
+    return out
+
+
+def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
+    """``output`` with each reference string replaced by its value in ``context``, and
+    the problems (a MISSING reference, a reference that does not parse)."""
+    problems: list[str] = []
+    lookup = lookup_in(context, None)
+
+    def walk(value: Any, pointer: str) -> Any:
+        if isinstance(value, str) and value.startswith("†"):
+            try:
+                found = evaluate(parse_input(value), lookup)
+            except (ExpressionSyntaxError, WriteError) as exc:
+                problems.append(f"output{pointer}: {value!r} cannot be read: {exc}")
+                return None
+            if found is MISSING:
+                problems.append(f"output{pointer}: {value} is MISSING after the calls ran")
+                return None
+            return thaw(found)
+        if isinstance(value, dict):
+            return {k: walk(v, f"{pointer}/{k}") for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v, f"{pointer}/{i}") for i, v in enumerate(value)]
+        return value
+
+    return walk(output, ""), problems
+
+
+class _Validators:
+    """Solution and output validators, built once per schema text for the whole run."""
+
+    def __init__(self, output_schema: Any) -> None:
+        self.solutions: dict[str, Any] = {}
+        self.output = None if output_schema is None else Draft202012Validator(output_schema)
+
+    def solution_errors(self, schema_text: str, solution: Any) -> list[dict[str, str]]:
+        validator = self.solutions.get(schema_text)
+        if validator is None:
+            validator = self.solutions[schema_text] = Draft202012Validator(
+                json.loads(schema_text))
+        errors = sorted(validator.iter_errors(solution), key=lambda e: list(e.absolute_path))
+        return [{"pointer": "".join(f"/{p}" for p in e.absolute_path), "message": e.message}
+                for e in errors[:10]]
+
+
+@frozen
+class _Options:
+    """The run's options, fixed for every tick."""
+
+    llm: LLM
+    tools: tuple[Any, ...]
+    activities: Mapping[str, Activity]
+    output_schema: Any
+    max_ticks: int
+    max_stalls: int
+    approve: Callable[[dict[str, Any]], Any] | None
+    on_plan: OnPlan | None
+    clock: Callable[[], str]
+    max_concurrency: int | None
+    timeout: float | None
+    instances: bool
+    mocks: Mapping[str, Any] | None
+    latent_tools: frozenset[str] | None
+    observer: AgentObserver | None
+
+
+async def run_agent(
+    context: Context | Iterable[Any],
+    llm: LLM,
+    *,
+    tools: Iterable[Any] = (),
+    activities: Mapping[str, Activity] | None = None,
+    output_schema: Any = None,
+    mode: Mode | str | None = None,
+    max_ticks: int = MAX_TICKS,
+    max_stalls: int = MAX_STALLS,
+    approve: Callable[[dict[str, Any]], Any] | None = None,
+    on_plan: OnPlan | None = None,
+    clock: Callable[[], Any] | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    instances: bool = False,
+    mocks: Mapping[str, Any] | None = None,
+    latent_tools: Iterable[str] | None = None,
+    observer: AgentObserver | None = None,
+) -> AgentResult:
+    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
+    out of ticks.
+
+    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
+    (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
+    the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
+    plan message's mode, else eager); ``approve`` asked before each call as in a plain
+    run; ``on_plan`` shown each compiled plan in lazy mode (returns a
+    :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
+    :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
+    activity is called; ``latent_tools`` then names the latent tools the LLM still
+    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`). Raises
+    :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
+    """
+    ctx = context if isinstance(context, Context) else Context.of(context)
+    if max_ticks < 1 or max_stalls < 1:
+        raise AgentError("max_ticks and max_stalls must be at least 1")
+    if mocks is not None:
+        check_mocks(dict(mocks))
+    run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
+    options = _Options(
+        llm=llm, tools=tuple(tools), activities=dict(activities or {}),
+        output_schema=output_schema, max_ticks=max_ticks, max_stalls=max_stalls,
+        approve=approve, on_plan=on_plan,
+        clock=clock_of(clock, default=lambda: DRY_RUN_DATE) if mocks is not None
+        else clock_of(clock),
+        max_concurrency=max_concurrency, timeout=timeout, instances=instances,
+        mocks=None if mocks is None else dict(mocks),
+        latent_tools=None if latent_tools is None else frozenset(latent_tools),
+        observer=observer)
+    merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
+    state = _Loop(ctx, Transcript(), _Validators(output_schema))
+    ticks: list[Tick] = []
+    stalls = 0
+    for number in range(1, max_ticks + 1):
+        try:
+            state, tick, end = await _tick(state, number, run_mode, options)
+        except _Cancelled as stop:  # the plan's finished results and plan message are kept
+            return AgentResult(stop.state.context, AgentStatus.CANCELLED, None,
+                               pvector([*ticks, stop.tick]), f"cancelled during tick {number}")
+        except asyncio.CancelledError:
+            return AgentResult(state.context, AgentStatus.CANCELLED, None, pvector(ticks),
+                               f"cancelled during tick {number}")
+        ticks.append(tick)
+        if end is not None:
+            status, output, reason = end
+            return AgentResult(state.context, status, output, pvector(ticks), reason)
+        stalls = stalls + 1 if "NoProgress" in tick.errors else 0
+        if stalls >= max_stalls:
+            return AgentResult(state.context, AgentStatus.STALLED, None, pvector(ticks),
+                               f"{stalls} ticks in a row without calls or output")
+    return AgentResult(state.context, AgentStatus.MAX_TICKS, None, pvector(ticks),
+                       f"no output after {max_ticks} ticks")
+
+
+def run_agent_sync(context: Context | Iterable[Any], llm: LLM, **options: Any) -> AgentResult:
+    """:func:`run_agent` from synchronous code (starts and closes its own event loop)."""
+    return asyncio.run(run_agent(context, llm, **options))
+
+
+@frozen
+class _Loop:
+    """The loop's state between ticks: the context, its transcript, the validators."""
+
+    context: Context
+    transcript: Transcript
+    validators: _Validators
+
+
+#: How a tick ended the run: status, output, reason (None: the loop goes on).
+_End: TypeAlias = "tuple[AgentStatus, Any, str] | None"
+
+
+async def _tick(state: _Loop, number: int, mode: Mode,
+                options: _Options) -> tuple[_Loop, Tick, _End]:
+    """One tick; returns the new loop state, the tick, and how the run ends (if it does)."""
+    context = state.context
+    transcript = state.transcript.advance(context)
+    request = build_request(context, tools=options.tools, output_schema=options.output_schema,
+                            mode=mode, activity_names=options.activities.keys(),
+                            transcript=transcript)
+    if options.observer is not None:
+        options.observer(Asked(number, len(request.render())))
+    try:
+        reply = await options.llm.solve(request)
+    except LLMError as exc:
+        tick = Tick(number, None)
+        return _Loop(context, transcript, state.validators), tick, (
+            AgentStatus.FAILED, None, str(exc))
+    usage = reply.usage
+    solution = reply.value
+    problems = state.validators.solution_errors(request.schema_text, solution)
+    if problems:
+        error = _error("InvalidSolution", "the solution does not match the solution schema: "
+                       + "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems),
+                       {"errors": problems})
+        return _ended(state, transcript, number, solution, usage, [error], [], None)
+    calls, output = solution["calls"], solution["output"]
+    if not calls and output is None:
+        error = _error("NoProgress", "the solution has no calls and a null output: plan calls, "
+                       "or give the output")
+        return _ended(state, transcript, number, solution, usage, [error], [], None)
+    plan_message: dict[str, Any] | None = None
+    outcomes: list[PlanOutcome] = []
+    edited = False
+    if calls:
+        registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
+        compiled, verdict = await _compile(calls, registry, context, mode, options)
+        if isinstance(verdict, RejectPlan):
+            error = _error("Denied", verdict.reason)
+            return _ended(state, transcript, number, solution, usage, [error], [], None)
+        if isinstance(verdict, EditPlan):
+            calls, edited = list(verdict.calls), True
+            compiled = _compile_calls(calls, registry, context, options)
+        latent = LLMLatent(options.llm, compiled, context, transcript)
+        result = await _run(compiled, context, latent, options)
+        usage = usage + latent.usage
+        if options.observer is not None:
+            options.observer(Ran(number, solution, result))
+        context = result.context
+        outcomes = _outcomes(result)
+        plan_message = {"type": "plan", "plan": calls, "mode": mode.value,
+                        "outcomes": [o.to_json() for o in outcomes]}
+        if edited:
+            plan_message["edited"] = True
+        if result.status is RunStatus.CANCELLED:
+            context = context.append(plan_message)
+            tick = Tick(number, solution, pvector(outcomes), pvector(), usage, edited)
+            raise _Cancelled(_Loop(context, transcript, state.validators), tick)
+    errors: list[dict[str, Any]] = []
+    end: _End = None
+    if output is not None:
+        value, missing = resolve_output(output, context)
+        if missing:
+            errors.append(_error("OutputMissing", "; ".join(missing)))
+        else:
+            schema_problems = _output_problems(state.validators, value)
+            if schema_problems:
+                errors.append(_error("OutputSchema", "the output does not match the output "
+                                     "schema: " + schema_problems))
+            else:
+                end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
+    return _ended(_Loop(context, transcript, state.validators), transcript, number, solution, usage, errors, outcomes, plan_message,
+                  end=end, edited=edited)
+
+
+class _Cancelled(asyncio.CancelledError):
+    """The run was cancelled while a plan ran (the plan's finished results are kept)."""
+
+    def __init__(self, state: _Loop, tick: Tick) -> None:
+        super().__init__()
+        self.state = state
+        self.tick = tick
+
+
+def _output_problems(validators: _Validators, value: Any) -> str:
+    if validators.output is None:
+        return ""
+    errors = sorted(validators.output.iter_errors(value), key=lambda e: list(e.absolute_path))
+    return "; ".join(f"{''.join(f'/{p}' for p in e.absolute_path) or '/'}: {e.message}"
+                     for e in errors[:5])
+
+
+def _ended(state: _Loop, transcript: Transcript, number: int, solution: Any, usage: Usage,
+           errors: list[dict[str, Any]], outcomes: list[PlanOutcome],
+           plan_message: dict[str, Any] | None, *, end: _End = None,
+           edited: bool = False) -> tuple[_Loop, Tick, _End]:
+    """Append the tick's errors without a call, then its plan message; make the Tick."""
+    context = state.context
+    for error in errors:
+        context = context.append(error)
+    if plan_message is not None:
+        context = context.append(plan_message)
+    tick = Tick(number, solution, pvector(outcomes),
+                pvector(e["data"]["error"]["type"] for e in errors), usage, edited)
+    return _Loop(context, transcript, state.validators), tick, end
+
+
+def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Context,
+                   options: _Options) -> CompiledPlan:
+    return compile_plan(calls, tools=registry, context=context, instances=options.instances)
+
+
+async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
+                   options: _Options) -> tuple[CompiledPlan, PlanVerdict]:
+    """The compiled plan and, in lazy mode, what ``on_plan`` said about it."""
+    compiled = _compile_calls(calls, registry, context, options)
+    if mode is not Mode.LAZY or options.on_plan is None:
+        return compiled, ApprovePlan()
+    answer = options.on_plan(compiled)
+    if isinstance(answer, Awaitable):
+        answer = await answer
+    return compiled, _plan_verdict(answer)
+
+
+async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
+               options: _Options) -> RunResult:
+    """Run one tick's plan through the asyncio interpreter, keeping going past invalid
+    calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
+    if options.mocks is not None:
+        registry = Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
+                            latent_executor=latent, latent_tools=options.latent_tools)
+    else:
+        registry = Registry(activities=options.activities, latent_executor=latent)
+    return await drive_async(plan, context, async_executor(plan, registry), options.approve,
+                             options.clock, max_concurrency=options.max_concurrency,
+                             timeout=options.timeout, isolate_invalid=True)
+
