@@ -374,7 +374,7 @@ async def _tick(state: _Loop, number: int, mode: Mode,
             return _ended(state, transcript, number, solution, usage, [error], [], None)
         if isinstance(verdict, EditPlan):
             calls, edited = list(verdict.calls), True
-            compiled = _compile_calls(calls, registry, context, options)
+            compiled = _compile_calls(calls, registry, context, mode, options)
         latent = LLMLatent(options.llm, compiled, context, transcript)
         result = await _run(compiled, context, latent, options)
         usage = usage + latent.usage
@@ -440,14 +440,19 @@ def _ended(state: _Loop, transcript: Transcript, number: int, solution: Any, usa
 
 
 def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Context,
-                   options: _Options) -> CompiledPlan:
+                   mode: Mode, options: _Options) -> CompiledPlan:
+    if mode is Mode.LAZY:
+        # A lazy solution is a plan only: a result the LLM wrote into a call is not taken,
+        # latent calls are executed by the latent executor when the plan runs.
+        calls = [{k: v for k, v in c.items() if k != "_output"} if isinstance(c, Mapping)
+                 else c for c in calls]
     return compile_plan(calls, tools=registry, context=context, instances=options.instances)
 
 
 async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
                    options: _Options) -> tuple[CompiledPlan, PlanVerdict]:
     """The compiled plan and, in lazy mode, what ``on_plan`` said about it."""
-    compiled = _compile_calls(calls, registry, context, options)
+    compiled = _compile_calls(calls, registry, context, mode, options)
     if mode is not Mode.LAZY or options.on_plan is None:
         return compiled, ApprovePlan()
     answer = options.on_plan(compiled)
