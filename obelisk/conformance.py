@@ -425,7 +425,7 @@ def check_agent(vector: Mapping[str, Any]) -> list[str]:
     if "errors" in expect:
         want = [dict(e) for e in expect["errors"]]
         got = agent_errors(result)
-        if not (len(want) == len(got) and all(json_equal(a, b) for a, b in zip(want, got))):
+        if not json_equal(want, got):
             problems.append(f"errors: expected {dumps(want, indent=None)}, "
                             f"got {dumps(got, indent=None)}")
     return problems

@@ -296,6 +296,7 @@ async def run_agent(
     ticks: list[Tick] = []
     stalls = 0
     for number in range(1, max_ticks + 1):
+        before = len(state.context.messages)
         try:
             state, tick, end = await _tick(state, number, run_mode, options)
         except _Cancelled as stop:  # the plan's finished results and plan message are kept
@@ -305,6 +306,9 @@ async def run_agent(
             return AgentResult(state.context, AgentStatus.CANCELLED, None, pvector(ticks),
                                f"cancelled during tick {number}")
         ticks.append(tick)
+        if observer is not None:
+            added = state.context.messages[before:]
+            observer(TickEnded(tick, tuple(thaw(m) for m in added if m.get("type") == "error")))
         if end is not None:
             status, output, reason = end
             return AgentResult(state.context, status, output, pvector(ticks), reason)
