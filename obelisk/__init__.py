@@ -6,15 +6,6 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
-from obelisk.agent import (
-    AgentResult,
-    AgentStatus,
-    ApprovePlan,
-    EditPlan,
-    RejectPlan,
-    run_agent,
-    run_agent_sync,
-)
 from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
 from obelisk.compiler.parse import parse_input, parse_output
 from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
@@ -50,7 +41,6 @@ from obelisk.interpreters.machine import (
     RunResult,
 )
 from obelisk.interpreters.sync import run_sync
-from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
 __version__ = "0.1.0"
 
@@ -68,19 +58,7 @@ def resolve(context: Context, expression: str | Expr, instance: str | None = Non
 
 
 __all__ = [
-    "LLM",
     "MISSING",
-    "AgentResult",
-    "AgentStatus",
-    "AnthropicLLM",
-    "ApprovePlan",
-    "EditPlan",
-    "LLMError",
-    "OpenAILLM",
-    "RejectPlan",
-    "ScriptedLLM",
-    "run_agent",
-    "run_agent_sync",
     "Activity",
     "ActivityError",
     "Approve",

@@ -21,27 +21,29 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from obelisk import (
-    LLM,
-    AgentStatus,
-    AnthropicLLM,
-    ApprovePlan,
     CompiledPlan,
     Context,
-    LLMError,
     MessageError,
-    OpenAILLM,
-    RejectPlan,
-    ScriptedLLM,
     ToolError,
     render_text,
-    run_agent_sync,
     thaw,
 )
-from obelisk.agent import AgentError, AgentEvent, Asked, Ran, TickEnded
+from obelisk.agent import (
+    AgentError,
+    AgentEvent,
+    ApprovePlan,
+    Asked,
+    Ran,
+    RejectPlan,
+    TickEnded,
+    run_agent_sync,
+)
+from obelisk.agent.result import AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import _prompt, terminal_approval
 from obelisk.jsonio import InputError, load_json
+from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
 AGENT_FILE_FIELDS = frozenset({"description", "context", "tools", "output_schema", "mode",
                                "max_ticks", "mocks"})
