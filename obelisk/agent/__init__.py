@@ -1,8 +1,8 @@
 """The agent: the request an LLM is given, the schema of its solution, the loop that runs
 solutions tick by tick, and latent execution through the LLM."""
 
-from obelisk.agent.latent import LLMLatent
-from obelisk.agent.loop import (
+from obelisk.agent.checks import resolve_output
+from obelisk.agent.hooks import (
     AgentError,
     AgentEvent,
     ApprovePlan,
@@ -12,10 +12,9 @@ from obelisk.agent.loop import (
     Ran,
     RejectPlan,
     TickEnded,
-    resolve_output,
-    run_agent,
-    run_agent_sync,
 )
+from obelisk.agent.latent import LLMLatent
+from obelisk.agent.loop import run_agent, run_agent_sync
 from obelisk.agent.request import (
     TEMPLATE_VERSION,
     Request,

@@ -25,25 +25,34 @@ running a plan is the machine's: this module only strings the pure pieces togeth
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from attrs import frozen
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from pyrsistent import pvector
 
+from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.hooks import (
+    AgentError,
+    AgentObserver,
+    ApprovePlan,
+    Asked,
+    EditPlan,
+    OnPlan,
+    PlanVerdict,
+    Ran,
+    RejectPlan,
+    TickEnded,
+    plan_verdict,
+)
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
-from obelisk.compiler.parse import parse_input
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, ObeliskError, WriteError
-from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.values import thaw
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import clock_of
@@ -54,111 +63,14 @@ from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import LLM, LLMError, Usage
 
-__all__ = [
-    "AgentError",
-    "AgentEvent",
-    "ApprovePlan",
-    "Asked",
-    "EditPlan",
-    "PlanVerdict",
-    "RejectPlan",
-    "Ran",
-    "TickEnded",
-    "run_agent",
-    "run_agent_sync",
-]
+__all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
 
 #: Default budgets.
 MAX_TICKS = 25
 MAX_STALLS = 2
 
 
-class AgentError(ObeliskError, ValueError):
-    """The agent cannot start: a bad option or a bad tool (raised before any tick)."""
-
-
-# -- lazy mode: what on_plan answers ---------------------------------------------------------
-
-
-@frozen
-class ApprovePlan:
-    """Run the plan as compiled."""
-
-
-@frozen
-class EditPlan:
-    """Run these calls instead (compiled again; the plan message says ``edited``)."""
-
-    calls: Sequence[Any]
-
-
-@frozen
-class RejectPlan:
-    """Do not run the plan: a ``Denied`` error is appended and the tick ends."""
-
-    reason: str = "the plan was rejected"
-
-
-#: What ``on_plan`` returns (or awaits): a verdict; ``True``/``None`` approve, ``False``
-#: rejects, a list of calls edits.
-PlanVerdict: TypeAlias = ApprovePlan | EditPlan | RejectPlan
-OnPlan: TypeAlias = Callable[[CompiledPlan], Any]
-
-
-def _plan_verdict(answer: Any) -> PlanVerdict:
-    if answer is None or answer is True:
-        return ApprovePlan()
-    if answer is False:
-        return RejectPlan()
-    if isinstance(answer, (ApprovePlan, EditPlan, RejectPlan)):
-        return answer
-    if isinstance(answer, list):
-        return EditPlan(answer)
-    raise AgentError(f"on_plan returned {answer!r}: return ApprovePlan(), EditPlan(calls) "
-                     "or RejectPlan(reason)")
-
-
-# -- events: what an observer (the CLI) sees as the run goes --------------------------------
-
-
-@frozen
-class Asked:
-    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
-
-    tick: int
-    size: int
-
-
-@frozen
-class Ran:
-    """Tick ``tick``'s plan ran: its solution and the interpreter's result."""
-
-    tick: int
-    solution: Any
-    run: RunResult
-
-
-@frozen
-class TickEnded:
-    """Tick ``tick`` ended; ``errors`` are the error messages it appended."""
-
-    tick: Tick
-    errors: tuple[Any, ...]
-
-
-AgentEvent: TypeAlias = Asked | Ran | TickEnded
-AgentObserver: TypeAlias = Callable[[AgentEvent], None]
-
-
 # -- the loop ------------------------------------------------------------------------------
-
-
-def _error(etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
-    """An error message without a call (InvalidSolution, NoProgress, OutputMissing...)."""
-    error: dict[str, Any] = {"type": etype, "message": message}
-    if data is not MISSING:
-        error["data"] = data
-    return {"type": "error", "data": {"error": error}}
 
 
 def _initial_mode(context: Context) -> Mode:
@@ -175,49 +87,6 @@ def _outcomes(result: RunResult) -> list[PlanOutcome]:
         word = "denied" if call.error == "Denied" else call.outcome
         out.append(PlanOutcome(call.call, call.instance, word, call.error))
     return out
-
-
-def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
-    """``output`` with each reference string replaced by its value in ``context``, and
-    the problems (a MISSING reference, a reference that does not parse)."""
-    problems: list[str] = []
-    lookup = lookup_in(context, None)
-
-    def walk(value: Any, pointer: str) -> Any:
-        if isinstance(value, str) and value.startswith("†"):
-            try:
-                found = evaluate(parse_input(value), lookup)
-            except (ExpressionSyntaxError, WriteError) as exc:
-                problems.append(f"output{pointer}: {value!r} cannot be read: {exc}")
-                return None
-            if found is MISSING:
-                problems.append(f"output{pointer}: {value} is MISSING after the calls ran")
-                return None
-            return thaw(found)
-        if isinstance(value, dict):
-            return {k: walk(v, f"{pointer}/{k}") for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v, f"{pointer}/{i}") for i, v in enumerate(value)]
-        return value
-
-    return walk(output, ""), problems
-
-
-class _Validators:
-    """Solution and output validators, built once per schema text for the whole run."""
-
-    def __init__(self, output_schema: Any) -> None:
-        self.solutions: dict[str, Any] = {}
-        self.output = None if output_schema is None else Draft202012Validator(output_schema)
-
-    def solution_errors(self, schema_text: str, solution: Any) -> list[dict[str, str]]:
-        validator = self.solutions.get(schema_text)
-        if validator is None:
-            validator = self.solutions[schema_text] = Draft202012Validator(
-                json.loads(schema_text))
-        errors = sorted(validator.iter_errors(solution), key=lambda e: list(e.absolute_path))
-        return [{"pointer": "".join(f"/{p}" for p in e.absolute_path), "message": e.message}
-                for e in errors[:10]]
 
 
 @frozen
@@ -292,7 +161,7 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
-    state = _Loop(ctx, Transcript(), _Validators(output_schema))
+    state = _Loop(ctx, Transcript(), Validators(output_schema))
     ticks: list[Tick] = []
     stalls = 0
     for number in range(1, max_ticks + 1):
@@ -331,7 +200,7 @@ class _Loop:
 
     context: Context
     transcript: Transcript
-    validators: _Validators
+    validators: Validators
 
 
 #: How a tick ended the run: status, output, reason (None: the loop goes on).
@@ -358,13 +227,13 @@ async def _tick(state: _Loop, number: int, mode: Mode,
     solution = reply.value
     problems = state.validators.solution_errors(request.schema_text, solution)
     if problems:
-        error = _error("InvalidSolution", "the solution does not match the solution schema: "
+        error = error_message("InvalidSolution", "the solution does not match the solution schema: "
                        + "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems),
                        {"errors": problems})
         return _ended(state, transcript, number, solution, usage, [error], [], None)
     calls, output = solution["calls"], solution["output"]
     if not calls and output is None:
-        error = _error("NoProgress", "the solution has no calls and a null output: plan calls, "
+        error = error_message("NoProgress", "the solution has no calls and a null output: plan calls, "
                        "or give the output")
         return _ended(state, transcript, number, solution, usage, [error], [], None)
     plan_message: dict[str, Any] | None = None
@@ -374,7 +243,7 @@ async def _tick(state: _Loop, number: int, mode: Mode,
         registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
         compiled, verdict = await _compile(calls, registry, context, mode, options)
         if isinstance(verdict, RejectPlan):
-            error = _error("Denied", verdict.reason)
+            error = error_message("Denied", verdict.reason)
             return _ended(state, transcript, number, solution, usage, [error], [], None)
         if isinstance(verdict, EditPlan):
             calls, edited = list(verdict.calls), True
@@ -399,11 +268,11 @@ async def _tick(state: _Loop, number: int, mode: Mode,
     if output is not None:
         value, missing = resolve_output(output, context)
         if missing:
-            errors.append(_error("OutputMissing", "; ".join(missing)))
+            errors.append(error_message("OutputMissing", "; ".join(missing)))
         else:
-            schema_problems = _output_problems(state.validators, value)
+            schema_problems = state.validators.output_problems(value)
             if schema_problems:
-                errors.append(_error("OutputSchema", "the output does not match the output "
+                errors.append(error_message("OutputSchema", "the output does not match the output "
                                      "schema: " + schema_problems))
             else:
                 end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
@@ -418,14 +287,6 @@ class _Cancelled(asyncio.CancelledError):
         super().__init__()
         self.state = state
         self.tick = tick
-
-
-def _output_problems(validators: _Validators, value: Any) -> str:
-    if validators.output is None:
-        return ""
-    errors = sorted(validators.output.iter_errors(value), key=lambda e: list(e.absolute_path))
-    return "; ".join(f"{''.join(f'/{p}' for p in e.absolute_path) or '/'}: {e.message}"
-                     for e in errors[:5])
 
 
 def _ended(state: _Loop, transcript: Transcript, number: int, solution: Any, usage: Usage,
@@ -462,7 +323,7 @@ async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Contex
     answer = options.on_plan(compiled)
     if isinstance(answer, Awaitable):
         answer = await answer
-    return compiled, _plan_verdict(answer)
+    return compiled, plan_verdict(answer)
 
 
 async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
