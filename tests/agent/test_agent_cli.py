@@ -129,3 +129,17 @@ def test_the_same_agent_against_a_local_anthropic_compatible_server(
     assert code == 0, err
     assert json.loads(out)["status"] == "completed"
     assert sent[0]["tool_choice"]["name"] == "solution"
+
+
+def test_activities_run_the_calls_instead_of_the_mocks(tmp_path: pathlib.Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shop_activities.py").write_text(
+        "def lookup(call, tool, context):\n"
+        "    return {'status': 'delivered', 'total': 12.5}\n"
+        "def refund(call, tool, context):\n"
+        "    return {'id': 'real-' + call['orderId']}\n"
+        "ACTIVITIES = {'lookupOrder': lookup, 'issueRefund': refund}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = example("refund", "--activities", "shop_activities:ACTIVITIES", "--json")
+    assert code == 0
+    assert json.loads(out)["output"] == {"refundId": "real-A-1009", "amount": 12.5}
