@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from attrs import frozen
+from attrs import evolve, frozen
 from pyrsistent import pvector
 
 from obelisk.agent.checks import Validators, error_message, resolve_output
@@ -168,10 +168,7 @@ async def run_agent(
         before = len(state.context.messages)
         try:
             state, tick, end = await _tick(state, number, run_mode, options)
-        except _Cancelled as stop:  # the plan's finished results and plan message are kept
-            return AgentResult(stop.state.context, AgentStatus.CANCELLED, None,
-                               pvector([*ticks, stop.tick]), f"cancelled during tick {number}")
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)
             return AgentResult(state.context, AgentStatus.CANCELLED, None, pvector(ticks),
                                f"cancelled during tick {number}")
         ticks.append(tick)
@@ -220,88 +217,97 @@ async def _tick(state: _Loop, number: int, mode: Mode,
     try:
         reply = await options.llm.solve(request)
     except LLMError as exc:
-        tick = Tick(number, None)
-        return _Loop(context, transcript, state.validators), tick, (
+        return _Loop(context, transcript, state.validators), Tick(number, None), (
             AgentStatus.FAILED, None, str(exc))
-    usage = reply.usage
     solution = reply.value
+    state = _Loop(context, transcript, state.validators)
     problems = state.validators.solution_errors(request.schema_text, solution)
     if problems:
-        error = error_message("InvalidSolution", "the solution does not match the solution schema: "
-                       + "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems),
-                       {"errors": problems})
-        return _ended(state, transcript, number, solution, usage, [error], [], None)
+        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems)
+        error = error_message("InvalidSolution", "the solution does not match the solution "
+                              "schema: " + text, {"errors": problems})
+        return _ended(state, number, solution, reply.usage, [error])
     calls, output = solution["calls"], solution["output"]
     if not calls and output is None:
-        error = error_message("NoProgress", "the solution has no calls and a null output: plan calls, "
-                       "or give the output")
-        return _ended(state, transcript, number, solution, usage, [error], [], None)
-    plan_message: dict[str, Any] | None = None
-    outcomes: list[PlanOutcome] = []
-    edited = False
+        error = error_message("NoProgress", "the solution has no calls and a null output: "
+                              "plan calls, or give the output")
+        return _ended(state, number, solution, reply.usage, [error])
+    ran = _Ran(context, reply.usage)
     if calls:
-        registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
-        compiled, verdict = await _compile(calls, registry, context, mode, options)
-        if isinstance(verdict, RejectPlan):
-            error = error_message("Denied", verdict.reason)
-            return _ended(state, transcript, number, solution, usage, [error], [], None)
-        if isinstance(verdict, EditPlan):
-            calls, edited = list(verdict.calls), True
-            compiled = _compile_calls(calls, registry, context, mode, options)
-        latent = LLMLatent(options.llm, compiled, context, transcript)
-        result = await _run(compiled, context, latent, options)
-        usage = usage + latent.usage
-        if options.observer is not None:
-            options.observer(Ran(number, solution, result))
-        context = result.context
-        outcomes = _outcomes(result)
-        plan_message = {"type": "plan", "plan": calls, "mode": mode.value,
-                        "outcomes": [o.to_json() for o in outcomes]}
-        if edited:
-            plan_message["edited"] = True
-        if result.status is RunStatus.CANCELLED:
-            context = context.append(plan_message)
-            tick = Tick(number, solution, pvector(outcomes), pvector(), usage, edited)
-            raise _Cancelled(_Loop(context, transcript, state.validators), tick)
+        ran = await _run_calls(calls, state, number, solution, mode, ran, options)
+        if ran.rejected is not None:
+            return _ended(state, number, solution, ran.usage, [ran.rejected])
+        if ran.cancelled:
+            return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
+                          ran, end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
     errors: list[dict[str, Any]] = []
     end: _End = None
     if output is not None:
-        value, missing = resolve_output(output, context)
+        value, missing = resolve_output(output, ran.context)
+        problems_text = "" if missing else state.validators.output_problems(value)
         if missing:
             errors.append(error_message("OutputMissing", "; ".join(missing)))
+        elif problems_text:
+            errors.append(error_message("OutputSchema", "the output does not match the output "
+                                        "schema: " + problems_text))
         else:
-            schema_problems = state.validators.output_problems(value)
-            if schema_problems:
-                errors.append(error_message("OutputSchema", "the output does not match the output "
-                                     "schema: " + schema_problems))
-            else:
-                end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
-    return _ended(_Loop(context, transcript, state.validators), transcript, number, solution, usage, errors, outcomes, plan_message,
-                  end=end, edited=edited)
+            end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
+    return _ended(evolve(state, context=ran.context), number, solution, ran.usage, errors, ran,
+                  end=end)
 
 
-class _Cancelled(asyncio.CancelledError):
-    """The run was cancelled while a plan ran (the plan's finished results are kept)."""
+@frozen
+class _Ran:
+    """What running a tick's calls gave: the context after them, the plan message, the
+    outcomes, the usage so far; or the ``Denied`` error of a rejected plan."""
 
-    def __init__(self, state: _Loop, tick: Tick) -> None:
-        super().__init__()
-        self.state = state
-        self.tick = tick
+    context: Context
+    usage: Usage
+    plan_message: dict[str, Any] | None = None
+    outcomes: tuple[PlanOutcome, ...] = ()
+    edited: bool = False
+    cancelled: bool = False
+    rejected: dict[str, Any] | None = None
 
 
-def _ended(state: _Loop, transcript: Transcript, number: int, solution: Any, usage: Usage,
-           errors: list[dict[str, Any]], outcomes: list[PlanOutcome],
-           plan_message: dict[str, Any] | None, *, end: _End = None,
-           edited: bool = False) -> tuple[_Loop, Tick, _End]:
+async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any, mode: Mode,
+                     ran: _Ran, options: _Options) -> _Ran:
+    """Compile the calls, ask ``on_plan`` in lazy mode, and run the plan."""
+    context = state.context
+    registry = merge_tools(options.tools, [thaw(t) for t in state.transcript.tools])
+    compiled, verdict = await _compile(calls, registry, context, mode, options)
+    if isinstance(verdict, RejectPlan):
+        return evolve(ran, rejected=error_message("Denied", verdict.reason))
+    edited = isinstance(verdict, EditPlan)
+    if isinstance(verdict, EditPlan):
+        calls = list(verdict.calls)
+        compiled = _compile_calls(calls, registry, context, mode, options)
+    latent = LLMLatent(options.llm, compiled, context, state.transcript)
+    result = await _run(compiled, context, latent, options)
+    if options.observer is not None:
+        options.observer(Ran(number, solution, result))
+    outcomes = _outcomes(result)
+    plan_message: dict[str, Any] = {"type": "plan", "plan": calls, "mode": mode.value,
+                                    "outcomes": [o.to_json() for o in outcomes]}
+    if edited:
+        plan_message["edited"] = True
+    return _Ran(result.context, ran.usage + latent.usage, plan_message, tuple(outcomes),
+                edited, cancelled=result.status is RunStatus.CANCELLED)
+
+
+def _ended(state: _Loop, number: int, solution: Any, usage: Usage,
+           errors: list[dict[str, Any]], ran: _Ran | None = None, *,
+           end: _End = None) -> tuple[_Loop, Tick, _End]:
     """Append the tick's errors without a call, then its plan message; make the Tick."""
     context = state.context
     for error in errors:
         context = context.append(error)
-    if plan_message is not None:
-        context = context.append(plan_message)
-    tick = Tick(number, solution, pvector(outcomes),
-                pvector(e["data"]["error"]["type"] for e in errors), usage, edited)
-    return _Loop(context, transcript, state.validators), tick, end
+    if ran is not None and ran.plan_message is not None:
+        context = context.append(ran.plan_message)
+    tick = Tick(number, solution, pvector(ran.outcomes if ran is not None else ()),
+                pvector(e["data"]["error"]["type"] for e in errors), usage,
+                ran.edited if ran is not None else False)
+    return evolve(state, context=context), tick, end
 
 
 def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Context,
