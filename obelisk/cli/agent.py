@@ -8,8 +8,9 @@ optionally ``mode``, ``max_ticks``, ``description`` and ``mocks``. Without
 agent runs offline with a script. A script file is an array of solutions, or an object
 ``{"solutions": [...], "latent": {tool: [answers]}}``.
 
-Each tick is shown as it happens (the request's size, the calls and their outcomes, the
-errors fed back, the output); ``--json`` prints the result instead. ``--approve`` asks
+Each tick is shown as it happens (the request's size, in lazy mode the compiled plan, the
+calls and their outcomes, the errors fed back, the output); ``--json`` prints the result
+instead. ``--approve`` asks
 before each call in eager mode, and before each plan in lazy mode (after showing it).
 Exit 0 when the run completed, 1 for any other status, 2 for bad input.
 """
@@ -109,12 +110,23 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
     raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
 
 
-def _show_plan(plan: CompiledPlan, err: TextIO) -> None:
-    print("the plan:", file=err)
+def _show_plan(plan: CompiledPlan, stream: TextIO) -> None:
+    print("the plan:", file=stream)
     for index, call in enumerate(plan.calls):
-        print(f"  {index}: " + json_text(thaw(call), stream=err, indent=None), file=err)
+        print(f"  {index}: " + json_text(thaw(call), stream=stream, indent=None), file=stream)
     for diagnostic in plan.diagnostics:
-        print("  " + inert(render_text(diagnostic)), file=err)
+        print("  " + inert(render_text(diagnostic)), file=stream)
+    stream.flush()
+
+
+def plan_shown(out: TextIO) -> Any:
+    """Lazy mode without ``--approve``: show each compiled plan, then run it."""
+
+    def show(plan: CompiledPlan) -> Any:
+        _show_plan(plan, out)
+        return ApprovePlan()
+
+    return show
 
 
 def plan_prompt(err: TextIO) -> Any:
@@ -177,6 +189,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             plan_prompt(err) if lazy else terminal_approval(out, err))
     if not args.json:
         options["observer"] = tick_printer(out)
+        if lazy and not args.approve:
+            options["on_plan"] = plan_shown(out)
     try:
         result = run_agent_sync(context, llm, **options)
     except (ToolError, AgentError) as exc:

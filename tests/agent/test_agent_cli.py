@@ -143,3 +143,10 @@ def test_activities_run_the_calls_instead_of_the_mocks(tmp_path: pathlib.Path,
     code, out, _ = example("refund", "--activities", "shop_activities:ACTIVITIES", "--json")
     assert code == 0
     assert json.loads(out)["output"] == {"refundId": "real-A-1009", "amount": 12.5}
+
+
+def test_lazy_mode_shows_the_plan_without_asking_when_not_told_to_approve() -> None:
+    code, out, err = example("lazy-approve")
+    assert code == 0 and err == ""
+    assert out.index("the plan:") < out.index("call 0 lookupOrder: executed")
+    assert "draftApology" in out
