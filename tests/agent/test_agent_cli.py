@@ -150,3 +150,14 @@ def test_lazy_mode_shows_the_plan_without_asking_when_not_told_to_approve() -> N
     assert code == 0 and err == ""
     assert out.index("the plan:") < out.index("call 0 lookupOrder: executed")
     assert "draftApology" in out
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/agent.md"])
+def test_the_quickstart_prints_what_the_page_shows(page: str) -> None:
+    text = (ROOT / page).read_text()
+    command = "obelisk agent examples/agent/refund.json --llm script:examples/agent/refund.solutions.json"
+    after = text[text.index(command):]
+    shown = after[after.index("```text\n") + len("```text\n"):]
+    shown = shown[:shown.index("```")]
+    code, out, _ = example("refund")
+    assert code == 0 and out == shown
