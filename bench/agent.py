@@ -1,6 +1,11 @@
-"""Request building (issue 9): its cost follows the folded data, not the history's length.
+"""The agent (issue 9): the loop's overhead per tick, and request building, whose cost
+follows the folded data, not the history's length.
 
-Prints, for two contexts that fold to the same data (a 1,000-message and a 100,000-message
+Prints, first, the loop's overhead: 200 ticks of the agent loop with the scripted adapter,
+each running a 20-call plan of no-op activities (the time between two ticks' requests,
+median), against compiling and running the same 20-call plan alone through the asyncio
+interpreter (median of 200), and the difference (target <= 5 ms per tick). Then, for two
+contexts that fold to the same data (a 1,000-message and a 100,000-message
 history of writes to the same 50 keys, plus the same text, plan and error messages):
   1. build_request with the transcript the agent loop keeps beside its context
      (advanced over no new message), median of 200 runs, and the ratio (target <= 2);
@@ -12,13 +17,18 @@ Run: python bench/agent.py
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
-from obelisk import Context
-from obelisk.agent import Transcript, build_request
+from obelisk import Context, compile_plan
+from obelisk.agent import Asked, Ran, Transcript, build_request, run_agent
+from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.common import clock_of
+from obelisk.interpreters.executors import Registry, async_executor
+from obelisk.llm import ScriptedLLM
 
 TOOLS = [{
     "type": "object", "description": "Look up a customer.",
@@ -55,7 +65,60 @@ def median_seconds(run: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
+PLAN_CALLS = 20
+TICKS = 200
+STEP = {"type": "object", "description": "Do one step.",
+        "properties": {"_tool": {"const": "step"}, "n": {"type": "integer"},
+                       "_output": {"type": "integer"}}, "required": ["n"]}
+
+
+async def noop_async(call: Any, tool: Any, context: Any) -> int:
+    return 1
+
+
+def tick_calls() -> list[Any]:
+    return [{"_tool": "step", "n": i, "_outputPath": f"†state.s{i}"} for i in range(PLAN_CALLS)]
+
+
+def loop_overhead() -> None:
+    context = Context.of([{"type": "input", "input": {"task": "twenty steps"}}])
+    activities = {"step": noop_async}
+    solution = {"calls": tick_calls(), "output": None}
+    marks: list[float] = []
+    contexts: list[Context] = []  # the context each tick's plan was compiled against
+
+    def observe(event: Any) -> None:
+        if isinstance(event, Asked):
+            marks.append(time.perf_counter())
+        elif isinstance(event, Ran):
+            contexts.append(event.run.plan.context)
+
+    asyncio.run(run_agent(context, ScriptedLLM([solution] * (TICKS + 1)), tools=[STEP],
+                          activities=activities, max_ticks=TICKS + 1, observer=observe))
+    ticks = [b - a for a, b in zip(marks, marks[1:], strict=False)]
+    clock = clock_of(None)
+
+    async def plan_alone(ctx: Context) -> float:
+        # The same plan compiled and run on the same context, without the loop around it.
+        start = time.perf_counter()
+        plan = compile_plan(tick_calls(), tools=[STEP], context=ctx)
+        await drive_async(plan, ctx, async_executor(plan, Registry(activities=activities)),
+                          None, clock)
+        return time.perf_counter() - start
+
+    async def plans() -> list[float]:
+        return [await plan_alone(ctx) for ctx in contexts[:TICKS]]
+
+    alone = asyncio.run(plans())
+    overhead = statistics.median(t - a for t, a in zip(ticks, alone, strict=False))
+    print(f"agent loop, {PLAN_CALLS}-call plan per tick, median of {TICKS} ticks: "
+          f"tick {statistics.median(ticks) * 1e3:.2f} ms, the same plan alone on the same "
+          f"context (compile + run) {statistics.median(alone) * 1e3:.2f} ms, loop overhead "
+          f"{overhead * 1e3:.2f} ms per tick (target <= 5 ms)")
+
+
 def main() -> None:
+    loop_overhead()
     small, large = history(1_000), history(100_000)
     small_t, large_t = Transcript.of(small), Transcript.of(large)
     a = build_request(small, tools=TOOLS, transcript=small_t)

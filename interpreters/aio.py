@@ -52,16 +52,18 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       approve: Callable[[dict[str, Any]], Any] | None,
                       clock: Callable[[], str], *, max_concurrency: int | None = None,
                       timeout: float | None = None,
-                      observer: Observer | None = None) -> RunResult:
+                      observer: Observer | None = None,
+                      isolate_invalid: bool = False) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
     The garbage collector is tuned for the length of the run (see ``gc_tuned``);
-    ``observer`` is given every run event (Started, Decided, Finished, Cancelled).
+    ``observer`` is given every run event (Started, Decided, Finished, Cancelled);
+    ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
     """
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     with gc_tuned():
-        run = _Run(begin(plan, context), invoke, clock, timeout, observer)
+        run = _Run(begin(plan, context, isolate_invalid=isolate_invalid), invoke, clock, timeout, observer)
         return await _drive_async(run, approve, max_concurrency)
 
 

@@ -37,7 +37,7 @@ from obelisk.interpreters.sync import drive_sync
 
 __all__ = [
     "DRY_RUN_DATE", "EXPLORE_LIMIT", "Combination", "DryRunResult", "MockError",
-    "check_mocks", "dry_run", "example_of", "invalid_report", "report", "views",
+    "check_mocks", "dry_run", "example_of", "example_of_tool", "invalid_report", "report", "views",
 ]
 
 #: The fixed clock of a dry run, so its reports are the same every time.
@@ -99,8 +99,8 @@ class DryRunResult:
         return out
 
 
-def _example_of_tool(tool: Tool) -> Any:
-    # The example a dry run writes for a tool without a mock.
+def example_of_tool(tool: Tool) -> Any:
+    """The example a dry run writes for a tool without a mock (MISSING without ``_output``)."""
     return example_of(tool.output_schema, root=tool.to_json()) if tool.output_schema else MISSING
 
 
@@ -136,14 +136,14 @@ def dry_run(
 
     def run_once(forcing: Mapping[int, int], watch: Observer | None = None) -> RunResult:
         # Every run counts its own invocations (for sequence mocks).
-        registry = Registry(mocks=mocks, counts=Counts(), example=_example_of_tool)
+        registry = Registry(mocks=mocks, counts=Counts(), example=example_of_tool)
 
         def steer(invocation: Invocation, outcome: Outcome) -> Outcome:
             # Exploring: bend the outcome onto the alternative this combination forces.
             alt = forcing.get(invocation.node)
             if alt is None:
                 return outcome
-            return forced(compiled, invocation.node, alt, outcome, _example_of_tool)
+            return forced(compiled, invocation.node, alt, outcome, example_of_tool)
 
         if interpreter == "sync":
             return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),

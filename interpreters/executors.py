@@ -105,7 +105,8 @@ class Registry:
     calls; ``latent_executor``: an LLM-style executor for them (tried first); ``delegates``:
     tool names handed to other agents. A dry run sets ``mocks`` (tool name -> mock,
     checked), its invocation ``counts`` and ``example`` (the schema example maker); then no
-    activity is ever called.
+    activity is ever called, and ``latent_tools`` limits which latent calls without a mock
+    or ``_output`` the latent executor answers (the others get an example).
     """
 
     activities: Mapping[str, Activity] = field(factory=dict)
@@ -115,6 +116,8 @@ class Registry:
     mocks: Mapping[str, Any] | None = None
     counts: Counts | None = None
     example: ExampleOf | None = None
+    #: In a dry run, the tools the latent executor answers (None: every latent tool).
+    latent_tools: frozenset[str] | None = None
 
 
 def executor_for(plan: CompiledPlan, node: Node, activity_names: Collection[str]) -> str:
@@ -166,7 +169,7 @@ def choose_executor(plan: CompiledPlan, invocation: Invocation, registry: Regist
 
 def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) -> Execution:
     """What runs ``invocation`` in a dry run: the tool's mock, else (for a latent call)
-    its own ``_output``, else an example of the tool's ``_output`` schema, else a
+    its own ``_output``, else the registry's latent executor when it has one, else an example of the tool's ``_output`` schema, else a
     ``NoMock`` failure. Every invocation is counted, for ``sequence`` mocks."""
     assert registry.mocks is not None
     node = plan.nodes[invocation.node]
@@ -183,9 +186,14 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
         return Produce(mocked.outcome, mocked.delay)
     # The call's own _output only for a latent call: a tool that names an _activity is
     # run by that activity, never by the LLM (SEMANTICS §7 step 4).
-    own = latent_outcome(invocation) if not executor_for(plan, node, ()) else None
+    latent = not executor_for(plan, node, ())
+    own = latent_outcome(invocation) if latent else None
     if own is not None:
         return Produce(own)
+    # A dry run of a whole agent answers latent calls through its (scripted) LLM.
+    if latent and registry.latent_executor is not None and (
+            registry.latent_tools is None or node.tool in registry.latent_tools):
+        return RunLatent(registry.latent_executor)
     tool = plan.tool_of(node)
     if tool is not None and tool.output_schema is not None and registry.example is not None:
         example = registry.example(tool)

@@ -29,10 +29,12 @@ SyncInvoke = SyncExecutor
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                approve: Callable[[dict[str, Any]], Any] | None,
-               clock: Callable[[], str], observer: Observer | None = None) -> RunResult:
+               clock: Callable[[], str], observer: Observer | None = None, *,
+               isolate_invalid: bool = False) -> RunResult:
     """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
 
-    ``observer`` is given every run event (Started, Decided, Finished) as it happens.
+    ``observer`` is given every run event (Started, Decided, Finished) as it happens;
+    ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
     """
     loop = asyncio.new_event_loop()
     tell = observer  # events are made only for an observer: a run without one pays nothing
@@ -42,7 +44,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
 
     try:
         with gc_tuned():
-            state = begin(plan, context)
+            state = begin(plan, context, isolate_invalid=isolate_invalid)
             while not state.done:
                 state, ready = advance(state)
                 if tell is not None:

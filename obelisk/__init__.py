@@ -8,7 +8,20 @@ from __future__ import annotations
 
 # Names added by the architecture work (issue 7): the codes table, the run's events and
 # statuses, replay, the executor seam; the LLM adapters and the agent's request.
-from obelisk.agent import Mode, Transcript, build_latent_request, build_request, solution_schema
+from obelisk.agent import (
+    AgentResult,
+    AgentStatus,
+    ApprovePlan,
+    EditPlan,
+    Mode,
+    RejectPlan,
+    Transcript,
+    build_latent_request,
+    build_request,
+    run_agent,
+    run_agent_sync,
+    solution_schema,
+)
 from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
 from obelisk.compiler.parse import parse_input, parse_output
@@ -122,10 +135,12 @@ __all__ = [
     "run_async",
     "run_sync",
     "summary",
+    "thaw",
     "views",
     "LLM", "AnthropicLLM", "DiagnosticCode", "EventKind", "LLMError", "LatentExecutor",
     "Mode", "NotJSONError", "OpenAILLM", "Refusal", "Registry", "Reply", "Request",
     "RetryPolicy", "RunEvent", "RunStatus", "ScriptExhausted", "ScriptedLLM", "Status",
     "Transcript", "Usage", "build_latent_request", "build_request", "choose_executor",
-    "replay", "solution_schema",
+    "replay", "solution_schema", "AgentResult", "AgentStatus", "ApprovePlan", "EditPlan",
+    "RejectPlan", "run_agent", "run_agent_sync",
 ]

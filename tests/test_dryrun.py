@@ -12,7 +12,16 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from obelisk import MISSING, ActivityError, Branch, Context, MockError, PlanRefused, dry_run, resolve
+from obelisk import (
+    MISSING,
+    ActivityError,
+    Branch,
+    Context,
+    MockError,
+    PlanRefused,
+    dry_run,
+    resolve,
+)
 from obelisk.interpreters.dryrun import DRY_RUN_DATE, check_mocks, example_of
 
 INTERPRETERS = ["sync", "asyncio"]

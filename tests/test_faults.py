@@ -24,7 +24,16 @@ from typing import Any
 
 import pytest
 
-from obelisk import MISSING, ActivityError, Context, RunResult, dry_run, resolve, run_async, run_sync
+from obelisk import (
+    MISSING,
+    ActivityError,
+    Context,
+    RunResult,
+    dry_run,
+    resolve,
+    run_async,
+    run_sync,
+)
 
 BRANCHED = [{"_tool": "t", "_outputPath": "†state.ok || †state.err"}]
 PLAIN = [{"_tool": "t", "_outputPath": "†state.ok"}]

@@ -49,9 +49,8 @@ def test_nested_and_overlapping_uses_restore_only_at_the_last_exit() -> None:
 
 def test_an_exception_still_restores() -> None:
     gc.set_threshold(700, 10, 10)
-    with pytest.raises(RuntimeError):
-        with obelisk.gc_tuned():
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), obelisk.gc_tuned():
+        raise RuntimeError("boom")
     assert gc.get_threshold() == (700, 10, 10)
 
 

@@ -18,8 +18,18 @@ import pytest
 from equivalents import activity_of
 
 from obelisk import (
-    MISSING, ActivityError, Approve, Branch, Context, Deny, Replace, RunResult, dry_run,
-    resolve, run_async, run_sync,
+    MISSING,
+    ActivityError,
+    Approve,
+    Branch,
+    Context,
+    Deny,
+    Replace,
+    RunResult,
+    dry_run,
+    resolve,
+    run_async,
+    run_sync,
 )
 from obelisk.core.values import thaw
 from obelisk.interpreters.dryrun import DRY_RUN_DATE, views

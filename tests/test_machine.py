@@ -17,10 +17,23 @@ from obelisk.interpreters.calls import Invocation, output_message, resolved_call
 from obelisk.interpreters.events import Status
 from obelisk.interpreters.executors import executor_for
 from obelisk.interpreters.machine import (
-    PlanRefused, RunState, advance, begin, cancel, complete, decide, finish,
+    PlanRefused,
+    RunState,
+    advance,
+    begin,
+    cancel,
+    complete,
+    decide,
+    finish,
 )
 from obelisk.interpreters.outcomes import (
-    Approve, Chose, Deny, Raised, Replace, Returned, as_verdict,
+    Approve,
+    Chose,
+    Deny,
+    Raised,
+    Replace,
+    Returned,
+    as_verdict,
 )
 
 DATE = "2025-10-26T12:00:00Z"

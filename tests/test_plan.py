@@ -20,8 +20,8 @@ from obelisk.compiler import plan as plan_module
 from obelisk.compiler.diagnostics import CODES
 from obelisk.compiler.plan import CompiledPlan, PlanError
 from obelisk.compiler.tools import ToolError, ToolRegistry
-from obelisk.core.context import Context
 from obelisk.conformance import check_vector
+from obelisk.core.context import Context
 from obelisk.core.values import thaw
 
 

@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 from obelisk import (
-    MISSING, Context, Deny, compile_plan, dry_run, resolve, run_async, run_sync,
+    MISSING,
+    Context,
+    Deny,
+    compile_plan,
+    dry_run,
+    resolve,
+    run_async,
+    run_sync,
 )
 from obelisk.cli import main
 from obelisk.conformance import check_vector

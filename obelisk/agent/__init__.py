@@ -1,6 +1,20 @@
-"""The agent: the request an LLM is given and the schema of its solution (SEMANTICS of the
-loop live here as it is built)."""
+"""The agent: the request an LLM is given, the schema of its solution, the loop that runs
+solutions tick by tick, and latent execution through the LLM."""
 
+from obelisk.agent.checks import resolve_output
+from obelisk.agent.hooks import (
+    AgentError,
+    AgentEvent,
+    ApprovePlan,
+    Asked,
+    EditPlan,
+    PlanVerdict,
+    Ran,
+    RejectPlan,
+    TickEnded,
+)
+from obelisk.agent.latent import LLMLatent
+from obelisk.agent.loop import run_agent, run_agent_sync
 from obelisk.agent.request import (
     TEMPLATE_VERSION,
     Request,
@@ -11,10 +25,28 @@ from obelisk.agent.request import (
     build_latent_request,
     build_request,
 )
+from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode, drop_forced_nulls, solution_schema, strict_schema
 
 __all__ = [
     "TEMPLATE_VERSION",
+    "AgentError",
+    "AgentEvent",
+    "AgentResult",
+    "AgentStatus",
+    "ApprovePlan",
+    "Asked",
+    "EditPlan",
+    "LLMLatent",
+    "PlanOutcome",
+    "PlanVerdict",
+    "Ran",
+    "RejectPlan",
+    "Tick",
+    "TickEnded",
+    "resolve_output",
+    "run_agent",
+    "run_agent_sync",
     "Mode",
     "Request",
     "RequestError",

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from obelisk import ObeliskError, gc_tuned
+from obelisk.cli.agent import AGENT
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -41,6 +42,7 @@ COMMANDS: tuple[Command, ...] = (
     SCHEMA,
     DRY_RUN,
     RUN,
+    AGENT,
     CONFORMANCE,
     ADAPTER,
     FUZZ,

@@ -42,6 +42,9 @@ AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "la
 VECTOR_FIELDS = frozenset(
     {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
 )
+#: An agent vector (one with ``solutions``) has no cases, plan or instances of its own.
+AGENT_VECTOR_FIELDS = frozenset({"id", "description", "context", "tools", "mocks", "expect"}
+                                ) | AGENT_FIELDS
 
 
 class Local:
@@ -131,8 +134,8 @@ def judge(vector: Any, implementation: Implementation) -> Verdict:
     if not isinstance(vector, Mapping):
         return Verdict((f"a vector must be a JSON object, got {type(vector).__name__}",))
     agent = "solutions" in vector
-    fields = VECTOR_FIELDS | AGENT_FIELDS if agent else VECTOR_FIELDS
-    problems = [f"unknown field {k!r} (fields: {', '.join(sorted(VECTOR_FIELDS))})"
+    fields = AGENT_VECTOR_FIELDS if agent else VECTOR_FIELDS
+    problems = [f"unknown field {k!r} (fields: {', '.join(sorted(fields))})"
                 for k in vector if k not in fields]
     if not isinstance(vector.get("id"), str) or not vector.get("id"):
         problems.append('"id" must be a non-empty string')

@@ -211,15 +211,44 @@ def judge_run(expect: Mapping[str, Any], response: Mapping[str, Any]) -> list[st
 AGENT_EXPECT = frozenset({"status", "ticks", "output", "values", "errors"})
 
 
-def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> list[str]:
-    """How an agent vector fails on the implementation's ``agent`` answer."""
+AGENT_ERROR_FIELDS = frozenset({"tick", "call", "instance", "type"})
+
+
+def agent_problems(vector: Mapping[str, Any]) -> list[str]:
+    """Why an agent vector is not of the format's shape (empty when it is)."""
+    problems = []
+    if not isinstance(vector.get("solutions"), list):
+        problems.append('"solutions" must be an array of solutions')
+    if vector.get("mode", "eager") not in ("eager", "lazy"):
+        problems.append('"mode" must be "eager" or "lazy"')
+    max_ticks = vector.get("max_ticks", 25)
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        problems.append('"max_ticks" must be a positive integer')
+    latent = vector.get("latent", {})
+    if not isinstance(latent, Mapping) or not all(isinstance(v, list) for v in latent.values()):
+        problems.append('"latent" must map tool names to arrays of answers')
     expect = vector.get("expect")
     if not isinstance(expect, Mapping):
-        return ['an agent vector needs an "expect" object']
-    unknown = sorted(k for k in expect if k not in AGENT_EXPECT)
-    if unknown:
-        return [f"expect: unknown field {k!r} (fields: {', '.join(sorted(AGENT_EXPECT))})"
-                for k in unknown]
+        return [*problems, 'an agent vector needs an "expect" object']
+    problems += [f"expect: unknown field {k!r} (fields: {', '.join(sorted(AGENT_EXPECT))})"
+                 for k in sorted(expect) if k not in AGENT_EXPECT]
+    errors = expect.get("errors", [])
+    for number, error in enumerate(errors if isinstance(errors, list) else [None]):
+        if not isinstance(error, Mapping) or not isinstance(error.get("type"), str) \
+                or not isinstance(error.get("tick"), int):
+            problems.append(f"expect.errors[{number}] needs a tick and a string type")
+        elif any(k not in AGENT_ERROR_FIELDS for k in error):
+            problems.append(f"expect.errors[{number}]: fields are "
+                            f"{', '.join(sorted(AGENT_ERROR_FIELDS))}")
+    return problems
+
+
+def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> list[str]:
+    """How an agent vector fails on the implementation's ``agent`` answer."""
+    problems = agent_problems(vector)
+    if problems:
+        return problems
+    expect: Mapping[str, Any] = vector["expect"]
     request = {"op": "agent", "context": vector.get("context", []),
                "tools": vector.get("tools"), "output_schema": vector.get("output_schema"),
                "mode": vector.get("mode", "eager"), "max_ticks": vector.get("max_ticks", 25),

@@ -31,8 +31,8 @@ from obelisk.jsonio import InputError
 from obelisk.kit.protocol import PROTOCOL_VERSION, Op, request_problems
 from obelisk.planfile import plan_file_of
 
-#: The ops obelisk answers (``agent`` arrives with the agent loop).
-OPS: tuple[Op, ...] = (Op.RESOLVE, Op.CHECK, Op.RUN)
+#: The ops obelisk answers.
+OPS: tuple[Op, ...] = (Op.RESOLVE, Op.CHECK, Op.RUN, Op.AGENT)
 INTERPRETERS = ("sync", "asyncio")
 
 
@@ -54,6 +54,8 @@ def answer(request: Any, interpreter: str = "sync") -> dict[str, Any]:
         return {"failure": f"obelisk does not answer {op.value!r} requests yet"}
     if op is Op.RESOLVE:
         return answer_resolve(request["context"], request["ref"], request.get("instance"))
+    if op is Op.AGENT:
+        return answer_agent(request)
     compiled = _compile(request)
     if isinstance(compiled, dict):
         return compiled
@@ -115,3 +117,43 @@ def answer_run(plan: CompiledPlan, context: Context, mocks: Mapping[str, Any],
     out = report(result.run)
     del out["trace"]
     return out
+
+
+def answer_agent(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``agent`` answer: the loop run with a scripted LLM answering ``solutions`` (and
+    latent sub-requests from ``latent``, per tool), each tick's plan a dry run with
+    ``mocks``: ``{status, ticks, output, views, errors}``. (The loop runs each tick under
+    the asyncio interpreter whatever ``obelisk adapter --interpreter`` says.)"""
+    from obelisk import ScriptedLLM, run_agent_sync, views
+
+    latent: Mapping[str, Any] = request.get("latent") or {}
+    mocks = {k: v for k, v in (request.get("mocks") or {}).items() if k not in latent}
+    try:
+        result = run_agent_sync(
+            Context.of(request.get("context") or []),
+            ScriptedLLM(list(request["solutions"]), latent=dict(latent)),
+            tools=request.get("tools") or (), output_schema=request.get("output_schema"),
+            mode=request.get("mode"), max_ticks=request.get("max_ticks") or 25,
+            mocks=mocks, latent_tools=latent.keys())
+    except (MessageError, ToolError, MockError, PlanError, InputError) as exc:
+        return {"failure": f"the agent cannot run: {exc}"}
+    return {"status": result.status.value, "ticks": len(result.ticks),
+            "output": result.output, "views": views(result.context),
+            "errors": agent_errors(result)}
+
+
+def agent_errors(result: Any) -> list[dict[str, Any]]:
+    """The error messages of an agent run as ``{tick, call?, instance?, type}``, in order:
+    each tick's call errors (by call and instance), then its errors without a call."""
+    found: list[dict[str, Any]] = []
+    for tick in result.ticks:
+        for outcome in tick.outcomes:
+            if outcome.error is not None:
+                entry: dict[str, Any] = {"tick": tick.number, "call": outcome.call,
+                                         "type": outcome.error}
+                if outcome.instance is not None:
+                    entry["instance"] = outcome.instance
+                found.append(entry)
+        found.extend({"tick": tick.number, "type": etype} for etype in tick.errors)
+    return found
+

@@ -182,9 +182,9 @@ def vector_schema() -> dict[str, Any]:
             "output_schema": {"type": "object"},
             "mode": {"enum": ["eager", "lazy"]},
             "max_ticks": {"type": "integer", "minimum": 1},
-            "solutions": {"type": "array", "items": {
-                "type": "object", "properties": {"calls": {"type": "array"}, "output": True},
-                "required": ["calls"]}},
+            # Each item is the scripted LLM's answer for one tick, valid or not: a vector
+            # may script a malformed answer to test InvalidSolution.
+            "solutions": {"type": "array"},
             "latent": {"type": "object", "additionalProperties": {"type": "array"}},
             "expect": {"$ref": "#/$defs/agent_expect"},
         },

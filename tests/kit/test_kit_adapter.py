@@ -39,7 +39,11 @@ ANSWERS = [
       "calls": [{"call": 0, "instance": None, "outcome": "executed"}]}),
     ({"op": "run", "context": [], "tools": None, "plan": [{"_tool": "t"}],
       "mocks": {"t": {"bogus": 1}}, "instances": False}, {"failure": "invalid mocks"}),
-    ({"op": "agent", "context": [], "solutions": []}, {"failure": "does not answer"}),
+    # An empty script runs out at once: the run fails after one tick.
+    ({"op": "agent", "context": [], "solutions": []},
+     {"status": "failed", "ticks": 1, "output": None, "views": {}}),
+    ({"op": "agent", "context": [], "solutions": [{"calls": [], "output": 7}]},
+     {"status": "completed", "ticks": 1, "output": 7, "errors": []}),
     ({"op": "fly"}, {"failure": "bad request"}),
 ]
 
@@ -62,10 +66,10 @@ def test_local_answers(request_: dict[str, object], want: dict[str, object]) -> 
     assert contains(local.answer(request_), want), local.answer(request_)
 
 
-def test_hello_lists_the_three_ops() -> None:
+def test_hello_lists_the_four_ops() -> None:
     assert local.answer({"op": "hello"}) == {
         "protocol": 1, "name": "obelisk", "version": local.hello()["version"],
-        "ops": ["resolve", "check", "run"]}
+        "ops": ["resolve", "check", "run", "agent"]}
 
 
 def test_serve_answers_line_by_line_and_survives_garbage() -> None:
@@ -87,15 +91,16 @@ def test_obelisk_adapter_as_a_subprocess() -> None:
     done = subprocess.run(OBELISK_ADAPTER.split(), input=text.encode(), capture_output=True,
                           check=True, timeout=60)
     answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
-    assert answers[0]["ops"] == ["resolve", "check", "run"]
+    assert answers[0]["ops"] == ["resolve", "check", "run", "agent"]
     assert answers[1] == {"value": 3}
     assert contains(answers[2], ANSWERS[5][1])
 
 
 def test_client_talks_to_obelisk_adapter() -> None:
     with AdapterClient(OBELISK_ADAPTER) as client:
-        assert client.supports(Op.RUN) and not client.supports(Op.AGENT)
-        assert (client.name, client.ops) == ("obelisk", frozenset({"resolve", "check", "run"}))
+        assert client.supports(Op.RUN) and client.supports(Op.AGENT)
+        assert (client.name, client.ops) == ("obelisk",
+                                             frozenset({"resolve", "check", "run", "agent"}))
         for request, want in ANSWERS[:6]:
             assert contains(client.ask(request), want)
         assert client.restarts == 0

@@ -81,9 +81,10 @@ def test_unsupported_ops_are_counted_apart_and_fail_under_strict(tmp_path: pathl
     assert out.splitlines()[-1] == "1 passed, 0 failed, 2 unsupported"
 
 
-def test_agent_vectors_are_unsupported_in_process_until_the_agent_loop() -> None:
-    assert check_vector(AGENT_VECTOR) == [
-        "needs the 'agent' op, which obelisk does not answer yet"]
+def test_agent_vectors_are_judged_in_process() -> None:
+    assert check_vector(AGENT_VECTOR) == []
+    wrong = {**AGENT_VECTOR, "expect": {**AGENT_VECTOR["expect"], "output": 2}}
+    assert check_vector(wrong) == ["output: expected 2, got 1"]
 
 
 def test_a_crashing_adapter_fails_the_vector_in_flight_and_the_run_goes_on(

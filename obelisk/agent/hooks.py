@@ -1,0 +1,107 @@
+"""What the agent loop's callers plug in: ``on_plan``'s verdicts in lazy mode, and the
+events an observer (the command line) is told as a run goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
+from attrs import frozen
+
+from obelisk.agent.result import Tick
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.errors import ObeliskError
+from obelisk.interpreters.result import RunResult
+
+__all__ = [
+    "AgentError",
+    "AgentEvent",
+    "AgentObserver",
+    "ApprovePlan",
+    "Asked",
+    "EditPlan",
+    "OnPlan",
+    "PlanVerdict",
+    "Ran",
+    "RejectPlan",
+    "TickEnded",
+    "plan_verdict",
+]
+
+
+class AgentError(ObeliskError, ValueError):
+    """The agent cannot start or go on: a bad option, or a hook that answered badly."""
+
+
+# -- lazy mode: what on_plan answers ---------------------------------------------------------
+
+
+@frozen
+class ApprovePlan:
+    """Run the plan as compiled."""
+
+
+@frozen
+class EditPlan:
+    """Run these calls instead (compiled again; the plan message says ``edited``)."""
+
+    calls: Sequence[Any]
+
+
+@frozen
+class RejectPlan:
+    """Do not run the plan: a ``Denied`` error is appended and the tick ends."""
+
+    reason: str = "the plan was rejected"
+
+
+#: What ``on_plan`` returns (or awaits): a verdict; ``True``/``None`` approve, ``False``
+#: rejects, a list of calls edits.
+PlanVerdict: TypeAlias = ApprovePlan | EditPlan | RejectPlan
+OnPlan: TypeAlias = Callable[[CompiledPlan], Any]
+
+
+def plan_verdict(answer: Any) -> PlanVerdict:
+    """``on_plan``'s answer as a verdict; raises :class:`AgentError` for any other answer."""
+    if answer is None or answer is True:
+        return ApprovePlan()
+    if answer is False:
+        return RejectPlan()
+    if isinstance(answer, (ApprovePlan, EditPlan, RejectPlan)):
+        return answer
+    if isinstance(answer, list):
+        return EditPlan(answer)
+    raise AgentError(f"on_plan returned {answer!r}: return ApprovePlan(), EditPlan(calls) "
+                     "or RejectPlan(reason)")
+
+
+# -- events: what an observer (the CLI) sees as the run goes --------------------------------
+
+
+@frozen
+class Asked:
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
+
+    tick: int
+    size: int
+
+
+@frozen
+class Ran:
+    """Tick ``tick``'s plan ran: its solution and the interpreter's result."""
+
+    tick: int
+    solution: Any
+    run: RunResult
+
+
+@frozen
+class TickEnded:
+    """Tick ``tick`` ended; ``errors`` are the error messages it appended."""
+
+    tick: Tick
+    errors: tuple[Any, ...]
+
+
+AgentEvent: TypeAlias = Asked | Ran | TickEnded
+AgentObserver: TypeAlias = Callable[[AgentEvent], None]

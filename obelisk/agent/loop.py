@@ -1,0 +1,347 @@
+"""The agent loop: ticks of request, solution, plan, run, until an output (the shell).
+
+Each tick:
+
+1. builds the request (:func:`obelisk.agent.request.build_request`, with a
+   :class:`Transcript` kept beside the context) and asks the adapter for a solution;
+2. validates it against the request's solution schema: an invalid solution appends an
+   ``InvalidSolution`` error and the tick ends;
+3. compiles ``calls`` (:func:`obelisk.compile_plan`); in lazy mode shows the plan to
+   ``on_plan``, which approves, edits (the edit is compiled again) or rejects it (a
+   ``Denied`` error, the tick ends);
+4. runs the plan through the asyncio interpreter with ``isolate_invalid=True`` (a call
+   with an error diagnostic ends ``Invalid`` and the rest runs), latent calls answered by
+   :class:`obelisk.agent.latent.LLMLatent`;
+5. resolves ``output``'s references against the context after the calls ran: a MISSING
+   one appends ``OutputMissing``, a value outside the output schema ``OutputSchema``;
+6. appends the plan message ``{"type": "plan", "plan", "mode", "outcomes"}``.
+
+A solution without calls and with a null output appends ``NoProgress``; ``max_stalls``
+such ticks in a row end the run ``stalled``. Completion is checked before the tick
+budget, so a tick that completes on the last allowed tick ends ``completed``. Every rule of
+running a plan is the machine's: this module only strings the pure pieces together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from attrs import evolve, frozen
+from pyrsistent import pvector
+
+from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.hooks import (
+    AgentError,
+    AgentObserver,
+    ApprovePlan,
+    Asked,
+    EditPlan,
+    OnPlan,
+    PlanVerdict,
+    Ran,
+    RejectPlan,
+    TickEnded,
+    plan_verdict,
+)
+from obelisk.agent.latent import LLMLatent
+from obelisk.agent.request import Transcript, build_request, merge_tools
+from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
+from obelisk.agent.schema import Mode
+from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.context import Context
+from obelisk.core.values import thaw
+from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.common import clock_of
+from obelisk.interpreters.dryrun import DRY_RUN_DATE, example_of_tool
+from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.executors import Registry, async_executor
+from obelisk.interpreters.mocks import Counts, check_mocks
+from obelisk.interpreters.result import RunResult
+from obelisk.llm.base import LLM, LLMError, Usage
+
+__all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
+
+#: Default budgets.
+MAX_TICKS = 25
+MAX_STALLS = 2
+
+
+# -- the loop ------------------------------------------------------------------------------
+
+
+def _initial_mode(context: Context) -> Mode:
+    for message in reversed(context.messages):
+        if message.get("type") == "plan":
+            mode = message.get("mode")
+            return Mode(mode) if mode in ("eager", "lazy") else Mode.EAGER
+    return Mode.EAGER
+
+
+def _outcomes(result: RunResult) -> list[PlanOutcome]:
+    out = []
+    for call in result.calls:
+        word = "denied" if call.error == "Denied" else call.outcome
+        out.append(PlanOutcome(call.call, call.instance, word, call.error))
+    return out
+
+
+@frozen
+class _Options:
+    """The run's options, fixed for every tick."""
+
+    llm: LLM
+    tools: tuple[Any, ...]
+    activities: Mapping[str, Activity]
+    output_schema: Any
+    max_ticks: int
+    max_stalls: int
+    approve: Callable[[dict[str, Any]], Any] | None
+    on_plan: OnPlan | None
+    clock: Callable[[], str]
+    max_concurrency: int | None
+    timeout: float | None
+    instances: bool
+    mocks: Mapping[str, Any] | None
+    latent_tools: frozenset[str] | None
+    observer: AgentObserver | None
+
+
+async def run_agent(
+    context: Context | Iterable[Any],
+    llm: LLM,
+    *,
+    tools: Iterable[Any] = (),
+    activities: Mapping[str, Activity] | None = None,
+    output_schema: Any = None,
+    mode: Mode | str | None = None,
+    max_ticks: int = MAX_TICKS,
+    max_stalls: int = MAX_STALLS,
+    approve: Callable[[dict[str, Any]], Any] | None = None,
+    on_plan: OnPlan | None = None,
+    clock: Callable[[], Any] | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    instances: bool = False,
+    mocks: Mapping[str, Any] | None = None,
+    latent_tools: Iterable[str] | None = None,
+    observer: AgentObserver | None = None,
+) -> AgentResult:
+    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
+    out of ticks.
+
+    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
+    (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
+    the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
+    plan message's mode, else eager); ``approve`` asked before each call as in a plain
+    run; ``on_plan`` shown each compiled plan in lazy mode (returns a
+    :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
+    :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
+    activity is called; ``latent_tools`` then names the latent tools the LLM still
+    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`). Raises
+    :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
+    """
+    ctx = context if isinstance(context, Context) else Context.of(context)
+    if max_ticks < 1 or max_stalls < 1:
+        raise AgentError("max_ticks and max_stalls must be at least 1")
+    if mocks is not None:
+        check_mocks(dict(mocks))
+    run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
+    options = _Options(
+        llm=llm, tools=tuple(tools), activities=dict(activities or {}),
+        output_schema=output_schema, max_ticks=max_ticks, max_stalls=max_stalls,
+        approve=approve, on_plan=on_plan,
+        clock=clock_of(clock, default=lambda: DRY_RUN_DATE) if mocks is not None
+        else clock_of(clock),
+        max_concurrency=max_concurrency, timeout=timeout, instances=instances,
+        mocks=None if mocks is None else dict(mocks),
+        latent_tools=None if latent_tools is None else frozenset(latent_tools),
+        observer=observer)
+    merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
+    state = _Loop(ctx, Transcript(), Validators(output_schema))
+    ticks: list[Tick] = []
+    stalls = 0
+    for number in range(1, max_ticks + 1):
+        before = len(state.context.messages)
+        try:
+            state, tick, end = await _tick(state, number, run_mode, options)
+        except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)
+            return AgentResult(state.context, AgentStatus.CANCELLED, None, pvector(ticks),
+                               f"cancelled during tick {number}")
+        ticks.append(tick)
+        if observer is not None:
+            added = state.context.messages[before:]
+            observer(TickEnded(tick, tuple(thaw(m) for m in added if m.get("type") == "error")))
+        if end is not None:
+            status, output, reason = end
+            return AgentResult(state.context, status, output, pvector(ticks), reason)
+        stalls = stalls + 1 if "NoProgress" in tick.errors else 0
+        if stalls >= max_stalls:
+            return AgentResult(state.context, AgentStatus.STALLED, None, pvector(ticks),
+                               f"{stalls} ticks in a row without calls or output")
+    return AgentResult(state.context, AgentStatus.MAX_TICKS, None, pvector(ticks),
+                       f"no output after {max_ticks} ticks")
+
+
+def run_agent_sync(context: Context | Iterable[Any], llm: LLM, **options: Any) -> AgentResult:
+    """:func:`run_agent` from synchronous code (starts and closes its own event loop)."""
+    return asyncio.run(run_agent(context, llm, **options))
+
+
+@frozen
+class _Loop:
+    """The loop's state between ticks: the context, its transcript, the validators."""
+
+    context: Context
+    transcript: Transcript
+    validators: Validators
+
+
+#: How a tick ended the run: status, output, reason (None: the loop goes on).
+_End: TypeAlias = "tuple[AgentStatus, Any, str] | None"
+
+
+async def _tick(state: _Loop, number: int, mode: Mode,
+                options: _Options) -> tuple[_Loop, Tick, _End]:
+    """One tick; returns the new loop state, the tick, and how the run ends (if it does)."""
+    context = state.context
+    transcript = state.transcript.advance(context)
+    request = build_request(context, tools=options.tools, output_schema=options.output_schema,
+                            mode=mode, activity_names=options.activities.keys(),
+                            transcript=transcript)
+    if options.observer is not None:
+        options.observer(Asked(number, len(request.render())))
+    try:
+        reply = await options.llm.solve(request)
+    except LLMError as exc:
+        return _Loop(context, transcript, state.validators), Tick(number, None), (
+            AgentStatus.FAILED, None, str(exc))
+    solution = reply.value
+    state = _Loop(context, transcript, state.validators)
+    problems = state.validators.solution_errors(request.schema_text, solution)
+    if problems:
+        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems)
+        error = error_message("InvalidSolution", "the solution does not match the solution "
+                              "schema: " + text, {"errors": problems})
+        return _ended(state, number, solution, reply.usage, [error])
+    calls, output = solution["calls"], solution["output"]
+    if not calls and output is None:
+        error = error_message("NoProgress", "the solution has no calls and a null output: "
+                              "plan calls, or give the output")
+        return _ended(state, number, solution, reply.usage, [error])
+    ran = _Ran(context, reply.usage)
+    if calls:
+        ran = await _run_calls(calls, state, number, solution, mode, ran, options)
+        if ran.rejected is not None:
+            return _ended(state, number, solution, ran.usage, [ran.rejected])
+        if ran.cancelled:
+            return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
+                          ran, end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
+    errors: list[dict[str, Any]] = []
+    end: _End = None
+    if output is not None:
+        value, missing = resolve_output(output, ran.context)
+        problems_text = "" if missing else state.validators.output_problems(value)
+        if missing:
+            errors.append(error_message("OutputMissing", "; ".join(missing)))
+        elif problems_text:
+            errors.append(error_message("OutputSchema", "the output does not match the output "
+                                        "schema: " + problems_text))
+        else:
+            end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
+    return _ended(evolve(state, context=ran.context), number, solution, ran.usage, errors, ran,
+                  end=end)
+
+
+@frozen
+class _Ran:
+    """What running a tick's calls gave: the context after them, the plan message, the
+    outcomes, the usage so far; or the ``Denied`` error of a rejected plan."""
+
+    context: Context
+    usage: Usage
+    plan_message: dict[str, Any] | None = None
+    outcomes: tuple[PlanOutcome, ...] = ()
+    edited: bool = False
+    cancelled: bool = False
+    rejected: dict[str, Any] | None = None
+
+
+async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any, mode: Mode,
+                     ran: _Ran, options: _Options) -> _Ran:
+    """Compile the calls, ask ``on_plan`` in lazy mode, and run the plan."""
+    context = state.context
+    registry = merge_tools(options.tools, [thaw(t) for t in state.transcript.tools])
+    compiled, verdict = await _compile(calls, registry, context, mode, options)
+    if isinstance(verdict, RejectPlan):
+        return evolve(ran, rejected=error_message("Denied", verdict.reason))
+    edited = isinstance(verdict, EditPlan)
+    if isinstance(verdict, EditPlan):
+        calls = list(verdict.calls)
+        compiled = _compile_calls(calls, registry, context, mode, options)
+    latent = LLMLatent(options.llm, compiled, context, state.transcript)
+    result = await _run(compiled, context, latent, options)
+    if options.observer is not None:
+        options.observer(Ran(number, solution, result))
+    outcomes = _outcomes(result)
+    plan_message: dict[str, Any] = {"type": "plan", "plan": calls, "mode": mode.value,
+                                    "outcomes": [o.to_json() for o in outcomes]}
+    if edited:
+        plan_message["edited"] = True
+    return _Ran(result.context, ran.usage + latent.usage, plan_message, tuple(outcomes),
+                edited, cancelled=result.status is RunStatus.CANCELLED)
+
+
+def _ended(state: _Loop, number: int, solution: Any, usage: Usage,
+           errors: list[dict[str, Any]], ran: _Ran | None = None, *,
+           end: _End = None) -> tuple[_Loop, Tick, _End]:
+    """Append the tick's errors without a call, then its plan message; make the Tick."""
+    context = state.context
+    for error in errors:
+        context = context.append(error)
+    if ran is not None and ran.plan_message is not None:
+        context = context.append(ran.plan_message)
+    tick = Tick(number, solution, pvector(ran.outcomes if ran is not None else ()),
+                pvector(e["data"]["error"]["type"] for e in errors), usage,
+                ran.edited if ran is not None else False)
+    return evolve(state, context=context), tick, end
+
+
+def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Context,
+                   mode: Mode, options: _Options) -> CompiledPlan:
+    if mode is Mode.LAZY:
+        # A lazy solution is a plan only: a result the LLM wrote into a call is not taken,
+        # latent calls are executed by the latent executor when the plan runs.
+        calls = [{k: v for k, v in c.items() if k != "_output"} if isinstance(c, Mapping)
+                 else c for c in calls]
+    return compile_plan(calls, tools=registry, context=context, instances=options.instances)
+
+
+async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
+                   options: _Options) -> tuple[CompiledPlan, PlanVerdict]:
+    """The compiled plan and, in lazy mode, what ``on_plan`` said about it."""
+    compiled = _compile_calls(calls, registry, context, mode, options)
+    if mode is not Mode.LAZY or options.on_plan is None:
+        return compiled, ApprovePlan()
+    answer = options.on_plan(compiled)
+    if isinstance(answer, Awaitable):
+        answer = await answer
+    return compiled, plan_verdict(answer)
+
+
+async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
+               options: _Options) -> RunResult:
+    """Run one tick's plan through the asyncio interpreter, keeping going past invalid
+    calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
+    if options.mocks is not None:
+        registry = Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
+                            latent_executor=latent, latent_tools=options.latent_tools)
+    else:
+        registry = Registry(activities=options.activities, latent_executor=latent)
+    return await drive_async(plan, context, async_executor(plan, registry), options.approve,
+                             options.clock, max_concurrency=options.max_concurrency,
+                             timeout=options.timeout, isolate_invalid=True)
+

@@ -1,0 +1,209 @@
+"""``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
+[--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
+[--max-ticks N] [--json]``: run an agent.
+
+FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
+optionally ``mode``, ``max_ticks``, ``description`` and ``mocks``. Without
+``--activities`` the file's ``mocks`` answer the calls (every tick is a dry run), so an
+agent runs offline with a script. A script file is an array of solutions, or an object
+``{"solutions": [...], "latent": {tool: [answers]}}``.
+
+Each tick is shown as it happens (the request's size, in lazy mode the compiled plan, the
+calls and their outcomes, the errors fed back, the output); ``--json`` prints the result
+instead. ``--approve`` asks
+before each call in eager mode, and before each plan in lazy mode (after showing it).
+Exit 0 when the run completed, 1 for any other status, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from obelisk import (
+    CompiledPlan,
+    Context,
+    MessageError,
+    ToolError,
+    render_text,
+    thaw,
+)
+from obelisk.agent import (
+    AgentError,
+    AgentEvent,
+    ApprovePlan,
+    Asked,
+    Ran,
+    RejectPlan,
+    TickEnded,
+    run_agent_sync,
+)
+from obelisk.agent.result import AgentStatus
+from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.safe import inert, json_text
+from obelisk.cli.terminal import _prompt, terminal_approval
+from obelisk.jsonio import InputError, load_json
+from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
+
+AGENT_FILE_FIELDS = frozenset({"description", "context", "tools", "output_schema", "mode",
+                               "max_ticks", "mocks"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILE, ``--llm``, ``--base-url``, ``--activities``, ``--mode``, ``--approve``,
+    ``--max-ticks``, ``--json``."""
+    parser.add_argument("file", metavar="FILE", help="agent file: context, tools, output_schema")
+    parser.add_argument("--llm", required=True, metavar="SPEC",
+                        help="script:SOLUTIONS.json, openai:MODEL or anthropic:MODEL")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="the provider's base URL (a local OpenAI-compatible server...)")
+    parser.add_argument("--activities", metavar="pkg.mod:NAME",
+                        help="a dict of activities (without it, the file's mocks answer)")
+    parser.add_argument("--mode", choices=["eager", "lazy"])
+    parser.add_argument("--approve", action="store_true",
+                        help="ask before each call (eager) or each plan (lazy)")
+    parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def read_agent_file(path: str) -> dict[str, Any]:
+    """The agent file, checked field by field (every problem an :class:`InputError`)."""
+    data = load_json(path)
+    if not isinstance(data, Mapping):
+        raise InputError(f"{path}: an agent file is a JSON object with context, tools and "
+                         "output_schema")
+    unknown = sorted(k for k in data if k not in AGENT_FILE_FIELDS)
+    if unknown:
+        raise InputError(f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; an agent "
+                         f"file has {', '.join(sorted(AGENT_FILE_FIELDS))}")
+    for key, kind in (("context", list), ("tools", list), ("mocks", Mapping)):
+        if key in data and not isinstance(data[key], kind):
+            raise InputError(f'{path}: "{key}" must be '
+                             + ("an array" if kind is list else "an object"))
+    if data.get("mode", "eager") not in ("eager", "lazy"):
+        raise InputError(f'{path}: "mode" must be "eager" or "lazy"')
+    return dict(data)
+
+
+def make_llm(spec: str, base_url: str | None) -> LLM:
+    """The adapter ``--llm`` names; a bad spec, script or missing SDK is an InputError."""
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        raise InputError(f"--llm takes script:FILE, openai:MODEL or anthropic:MODEL, got {spec!r}")
+    if kind == "script":
+        script = load_json(rest)
+        if isinstance(script, list):
+            return ScriptedLLM(script)
+        if isinstance(script, Mapping) and isinstance(script.get("solutions"), list) and (
+                isinstance(script.get("latent", {}), Mapping)):
+            return ScriptedLLM(script["solutions"], latent=dict(script.get("latent", {})))
+        raise InputError(f'{rest}: a script is an array of solutions or an object '
+                         '{"solutions": [...], "latent": {tool: [answers]}}')
+    try:
+        if kind == "openai":
+            return OpenAILLM(rest, base_url=base_url)
+        if kind == "anthropic":
+            return AnthropicLLM(rest, base_url=base_url)
+    except LLMError as exc:
+        raise InputError(f"--llm {kind}: {exc}") from None
+    raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
+
+
+def _show_plan(plan: CompiledPlan, stream: TextIO) -> None:
+    print("the plan:", file=stream)
+    for index, call in enumerate(plan.calls):
+        print(f"  {index}: " + json_text(thaw(call), stream=stream, indent=None), file=stream)
+    for diagnostic in plan.diagnostics:
+        print("  " + inert(render_text(diagnostic)), file=stream)
+    stream.flush()
+
+
+def plan_shown(out: TextIO) -> Any:
+    """Lazy mode without ``--approve``: show each compiled plan, then run it."""
+
+    def show(plan: CompiledPlan) -> Any:
+        _show_plan(plan, out)
+        return ApprovePlan()
+
+    return show
+
+
+def plan_prompt(err: TextIO) -> Any:
+    """Lazy mode at the terminal: show each compiled plan, then approve or reject it."""
+
+    def ask(plan: CompiledPlan) -> Any:
+        _show_plan(plan, err)
+        answer = _prompt(err, "[a]pprove or [r]eject the plan? ").strip().lower()[:1]
+        if answer in ("a", "y"):
+            return ApprovePlan()
+        return RejectPlan("rejected at the terminal" if answer else "no answer (end of input)")
+
+    return ask
+
+
+def tick_printer(out: TextIO) -> Any:
+    """An observer printing each tick as it happens."""
+
+    def show(event: AgentEvent) -> None:
+        match event:
+            case Asked(tick=tick, size=size):
+                print(f"tick {tick}: asking the LLM ({size:,} characters)", file=out)
+            case Ran(run=run):
+                for call in run.calls:
+                    where = "" if call.instance is None else f" [{inert(call.instance)}]"
+                    error = f" ({inert(call.error)})" if call.error else ""
+                    print(f"  call {call.call} {inert(str(call.tool))}{where}: "
+                          f"{call.outcome}{error}", file=out)
+            case TickEnded(errors=errors):
+                for message in errors:
+                    error = message["data"]["error"]
+                    print(f"  error fed back: {inert(error['type'])}: "
+                          f"{inert(str(error['message']))}", file=out)
+        out.flush()
+
+    return show
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the agent; exit 0 when it completed, 1 otherwise."""
+    spec = read_agent_file(args.file)
+    llm = make_llm(args.llm, args.base_url)
+    activities = load_activities(args.activities) if args.activities else None
+    mode = args.mode or spec.get("mode")
+    max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
+    if not isinstance(max_ticks, int) or max_ticks < 1:
+        raise InputError("max_ticks must be a positive integer")
+    try:
+        context = Context.of(spec.get("context", []))
+    except MessageError as exc:
+        raise InputError(f"{args.file}: context {exc}") from None
+    lazy = mode == "lazy"
+    options: dict[str, Any] = {
+        "tools": spec.get("tools", []), "output_schema": spec.get("output_schema"),
+        "mode": mode, "max_ticks": max_ticks, "activities": activities,
+        "mocks": None if activities is not None else dict(spec.get("mocks", {})),
+    }
+    if args.approve:
+        options["on_plan" if lazy else "approve"] = (
+            plan_prompt(err) if lazy else terminal_approval(out, err))
+    if not args.json:
+        options["observer"] = tick_printer(out)
+        if lazy and not args.approve:
+            options["on_plan"] = plan_shown(out)
+    try:
+        result = run_agent_sync(context, llm, **options)
+    except (ToolError, AgentError) as exc:
+        raise InputError(f"{args.file}: {exc}") from None
+    if args.json:
+        print(json_text(result.to_json(), stream=out), file=out)
+    else:
+        print(f"{result.status.value}: {inert(result.reason)}", file=out)
+        if result.status is AgentStatus.COMPLETED:
+            print("output: " + json_text(result.output, stream=out), file=out)
+        usage = result.usage
+        print(f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out", file=out)
+    return EXIT_OK if result.status is AgentStatus.COMPLETED else EXIT_FAILED
+
+
+AGENT = Command("agent", "run an agent: an LLM plans calls, tick by tick", add_arguments, run)
