@@ -96,25 +96,33 @@ def test_validate_text(tmp_path: pathlib.Path) -> None:
     code, out, err = run("validate", path)
     assert (code, err) == (1, "")
     assert out == (
-        f"{path}: call 1 (confirmOrder) /receipt: error[dangling-reference]: †state.reciept is "
+        f"{path}:1:211: error[dangling-reference]: †state.reciept is "
         "read here, but no call writes it and the context does not provide it\n"
-        "    †state.reciept\n"
-        "    ^^^^^^^^^^^^^^\n"
+        '    1 | …pt || †state.error"}, {"_tool": "confirmOrder", "receipt": "†state.reciept"}, '
+        '{"_tool": "notify", "_outputPath": "†state…\n'
+        "      |                                                              ^^^^^^^^^^^^^^\n"
+        "    in call 1 (confirmOrder) at /receipt\n"
         "    hint: did you mean †state.receipt (written by call 0 (processPayment))?\n"
-        f"{path}: call 2 (notify) /_outputPath: warning[write-race]: call 2 (notify) writes "
+        f"{path}:1:265: warning[write-race]: call 2 (notify) writes "
         "†state.note and call 3 (notify) writes †state.note; neither waits for the other, so "
         "the result depends on which finishes last\n"
-        "    †state.note\n"
-        "    ^^^^^^^^^^^\n"
+        '    1 | …pt": "†state.reciept"}, {"_tool": "notify", "_outputPath": "†state.note"}, '
+        '{"_tool": "notify", "_outputPath": "†state.no…\n'
+        "      |                                                              ^^^^^^^^^^^\n"
+        "    in call 2 (notify) at /_outputPath\n"
         "    calls: 2, 3\n"
         "    hint: make one call read the other's result, write to different paths, or put "
         "them on different alternatives of one branching call\n"
+        f"{path}: info: no tools given: tool names and parameters were not checked "
+        "(give --tools FILE)\n"
         f"{path}: 4 call(s), 0 edge(s): 1 error, 1 warning\n")
 
 
 def test_validate_clean_plan_exits_0(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, {"plan": WEATHER["plan"][:3], "context": WEATHER["context"]})
-    assert run("validate", path) == (0, f"{path}: 3 call(s), 2 edge(s): no problems\n", "")
+    assert run("validate", path) == (
+        0, f"{path}: info: no tools given: tool names and parameters were not checked "
+           f"(give --tools FILE)\n{path}: 3 call(s), 2 edge(s): no problems\n", "")
 
 
 def test_validate_warnings_and_infos_exit_0(tmp_path: pathlib.Path) -> None:
@@ -129,14 +137,16 @@ def test_validate_warnings_and_infos_exit_0(tmp_path: pathlib.Path) -> None:
 def test_validate_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run("validate", "-", stdin=json.dumps(PAYMENT), monkeypatch=monkeypatch)
     assert code == 1
-    assert out.startswith("standard input: call 1 (confirmOrder) /receipt: error[")
+    assert out.startswith("standard input:1:226: error[dangling-reference]")
+    assert "    in call 1 (confirmOrder) at /receipt\n" in out
 
 
 # -- validate: JSON ---------------------------------------------------------------------------
 
 
 def test_validate_json(tmp_path: pathlib.Path) -> None:
-    code, out, err = run("validate", "--format", "json", write(tmp_path, PAYMENT))
+    path = write(tmp_path, PAYMENT)
+    code, out, err = run("validate", "--format", "json", path)
     assert (code, err) == (1, "")
     assert json.loads(out) == [
         {"code": "dangling-reference", "severity": "error",
@@ -144,7 +154,8 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
                     "not provide it",
          "call": 1, "pointer": "/receipt", "tool": "confirmOrder",
          "span": {"start": 0, "end": 14, "column": 1}, "expression": "†state.reciept",
-         "hint": "did you mean †state.receipt (written by call 0 (processPayment))?"},
+         "hint": "did you mean †state.receipt (written by call 0 (processPayment))?",
+         "file": path, "line": 1, "column": 211, "endColumn": 225},
         {"code": "write-race", "severity": "warning",
          "message": "call 2 (notify) writes †state.note and call 3 (notify) writes "
                     "†state.note; neither waits for the other, so the result depends on "
@@ -152,7 +163,8 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
          "call": 2, "pointer": "/_outputPath", "calls": [2, 3], "tool": "notify",
          "span": {"start": 0, "end": 11, "column": 1}, "expression": "†state.note",
          "hint": "make one call read the other's result, write to different paths, or put "
-                 "them on different alternatives of one branching call"},
+                 "them on different alternatives of one branching call",
+         "file": path, "line": 1, "column": 265, "endColumn": 276},
     ]
     assert "†" in out  # UTF-8 kept, not \u escapes
 
@@ -239,7 +251,7 @@ def test_the_plan_is_the_last_plan_message_of_the_context(tmp_path: pathlib.Path
     ]}
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
-    assert "call 0 (processPayment) /amount: error[param-schema]" in out
+    assert "error[param-schema]" in out and "in call 0 (processPayment) at /amount" in out
     assert "old" not in out
 
 
@@ -257,7 +269,8 @@ def test_tools_are_the_tools_field_plus_tool_messages(tmp_path: pathlib.Path) ->
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
     assert out.count("error[") == 1
-    assert "call 2 (confirmOrdr) /_tool: error[unknown-tool]: no tool named 'confirmOrdr'" in out
+    assert "error[unknown-tool]: no tool named 'confirmOrdr'" in out
+    assert "in call 2 (confirmOrdr) at /_tool" in out
     assert "hint: did you mean 'confirmOrder'?" in out
 
 
@@ -267,7 +280,7 @@ def test_instances_field_maps_the_plan(tmp_path: pathlib.Path) -> None:
                         {"type": "state", "_instance": "②", "y": 1}]}
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
-    assert "call 0 (a) [instance ②] /p: error[dangling-reference]" in out
+    assert "error[dangling-reference]" in out and "in call 0 (a) [instance ②] at /p" in out
     assert "[instance ①]" not in out
     # One call, copied for two instances: two nodes.
     assert out.splitlines()[-1].endswith(": 1 call(s), 2 node(s), 0 edge(s): 1 error")

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from obelisk import ObeliskError, gc_tuned
+from obelisk import ObeliskError, __version__, gc_tuned
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -66,6 +66,7 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
         prog="obelisk",
         description="The Call/Plan protocol's reference implementation.",
     )
+    parser.add_argument("--version", action="version", version=f"obelisk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=_Parser)
     for command in commands:
@@ -95,7 +96,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     err = err or _tolerant(sys.stderr)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse leaves a FILE given after an option (validate a.json --format json
+        # b.json) unparsed: a command taking several files takes them too.
+        if extra and isinstance(getattr(args, "files", None), list) and not any(
+                e.startswith("-") and e != "-" for e in extra):
+            args.files.extend(extra)
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as exc:
         err.write(exc.usage)
         print(f"obelisk: error: {inert_lines(str(exc))}", file=err)
