@@ -300,14 +300,25 @@ MERMAID = """flowchart LR
   n1["1: findPark"]
   n2["2: findMovie"]
   n3["3: presentSuggestion"]
-  s0(["†input.city"])
-  s0 -.-> n0
-  s1(["†input.date"])
-  s1 -.-> n3
-  n0 -->|"alt 1: †state.sunny"| n1
+  k0(["†input"])
+  k0 --o|"†input.city"| n0
+  k0 --o|"†input.date"| n3
+  n0 -.->|"alt 1: †state.sunny"| n1
   n0 -.->|"alt 2: †state.rainy"| n2
   n1 -->|"†state.suggestion"| n3
   n2 -->|"†state.suggestion"| n3
+  subgraph legend [legend]
+    direction LR
+    L0["N: tool, a call"] -->|"a path one call writes and the other reads"| L1["N: tool"]
+    L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| L3["N: tool"]
+    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]
+    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]
+    L8(["†kind: read from the context or inputs"])
+    L9(["†kind.path: nothing writes it"])
+  end
+  class L9 dangling
+  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4
+  linkStyle 9 stroke:#d00,stroke-width:2px
 """
 
 DOT = """digraph plan {
@@ -318,14 +329,26 @@ DOT = """digraph plan {
   n1 [label="1: findPark"];
   n2 [label="2: findMovie"];
   n3 [label="3: presentSuggestion"];
-  s0 [label="†input.city", shape=ellipse, style=dashed];
-  s0 -> n0 [style=dotted];
-  s1 [label="†input.date", shape=ellipse, style=dashed];
-  s1 -> n3 [style=dotted];
-  n0 -> n1 [label="alt 1: †state.sunny"];
+  k0 [label="†input", shape=ellipse, style=dashed];
+  k0 -> n0 [label="†input.city", style=dotted, arrowhead=odot];
+  k0 -> n3 [label="†input.date", style=dotted, arrowhead=odot];
+  n0 -> n1 [label="alt 1: †state.sunny", style=dashed];
   n0 -> n2 [label="alt 2: †state.rainy", style=dashed];
   n1 -> n3 [label="†state.suggestion"];
   n2 -> n3 [label="†state.suggestion"];
+  subgraph cluster_legend {
+    label="legend"; fontname="Helvetica"; style=dashed;
+    L0 [label="N: tool, a call"]; L1 [label="N: tool"];
+    L0 -> L1 [label="a path one call writes and the other reads"];
+    L2 [label="N: tool"]; L3 [label="N: tool"];
+    L2 -> L3 [label="alt k: one alternative of ||, exclusive", style=dashed];
+    L4 [label="N: tool"]; L5 [label="N: tool"];
+    L4 -> L5 [label="&& one of the paths written together", style=bold];
+    L6 [label="N: tool"]; L7 [label="N: tool"];
+    L6 -> L7 [label="cycle: part of a loop", color="#dd0000", fontcolor="#dd0000", penwidth=2];
+    L8 [label="†kind: read from the context or inputs", shape=ellipse, style=dashed];
+    L9 [label="†kind.path: nothing writes it", shape=ellipse, style=dashed, color="#dd0000", fontcolor="#dd0000", penwidth=2];
+  }
 }
 """
 
@@ -380,10 +403,10 @@ def test_mermaid_labels_keep_to_one_line_and_no_stray_entities(tmp_path: pathlib
     plan = [{"_tool": "a#quot;\nb", "_outputPath": '†state."x\ny"'},
             {"_tool": "r", "p": '†state."x\ny"'}]
     _, mermaid, _ = run("graph", write(tmp_path, plan))
-    assert mermaid == ("flowchart LR\n"
-                       '  n0["0: a#35;quot; b"]\n'
-                       '  n1["1: r"]\n'
-                       '  n0 -->|"†state.#quot;x y#quot;"| n1\n')
+    assert mermaid.split("  subgraph legend")[0] == ("flowchart LR\n"
+                                                     '  n0["0: a#35;quot; b"]\n'
+                                                     '  n1["1: r"]\n'
+                                                     '  n0 -->|"†state.#quot;x y#quot;"| n1\n')
 
 
 def _require_dot() -> str:

@@ -143,7 +143,10 @@ def render_report(report: RunReport, out: TextIO) -> None:
                   file=out)
     if report.explore:
         _render_exploration(report.explore, out)
-    print(f"\nstatus: {inert(report.status)}", file=out)
+    # The status words agree with the exit code: a run that appended errors says so.
+    errors = len(report.errors)
+    tail = f" with {errors} error{'s' if errors != 1 else ''}" if errors else ""
+    print(f"\nstatus: {inert(report.status)}{tail}", file=out)
 
 
 def _render_exploration(explore: Exploration, out: TextIO) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from obelisk import MockError, dry_run, invalid_report, report, run_async, run_sync
@@ -20,7 +20,7 @@ from obelisk.cli.common import (
 )
 from obelisk.cli.render import RunReport, render_refusal, render_report
 from obelisk.cli.safe import json_text
-from obelisk.cli.terminal import Progress, terminal_approval
+from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
 from obelisk.jsonio import InputError, load_json
 from obelisk.planfile import PlanFile
 
@@ -93,6 +93,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
     parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the Python traceback of every exception an activity raised")
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
@@ -117,16 +119,34 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    progress = Progress(len(plan.nodes), err, enabled=err.isatty() and not args.approve)
-    approve = terminal_approval(out, err) if args.approve else None
-    tracked = {name: progress.wrap(fn) for name, fn in activities.items()}
-    if args.interpreter == "asyncio":
-        result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
-                                       max_concurrency=args.max_concurrency, timeout=args.timeout))
-    else:
-        result = run_sync(plan, activities=tracked, approve=approve)
-    progress.close()
-    render_report(RunReport.of(report(result)), out)
+    progress = Progress(plan, err, enabled=err.isatty() and not args.approve)
+    observers: list[Callable[[Any], None]] = [progress.observe]
+    approve = None
+    if args.approve:
+        approve, observe_ready = terminal_approval(out, err, plan, pf.tools)
+        observers.append(observe_ready)
+    exceptions = Exceptions()
+    tracked = {name: exceptions.wrap(name, fn) for name, fn in activities.items()}
+
+    def observer(event: Any) -> None:
+        for observe in observers:
+            observe(event)
+
+    try:
+        if args.interpreter == "asyncio":
+            result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
+                                           max_concurrency=args.max_concurrency,
+                                           timeout=args.timeout, observer=observer))
+        else:
+            result = run_sync(plan, activities=tracked, approve=approve, observer=observer)
+    except BaseException:
+        progress.close()
+        raise
+    data = report(result)
+    progress.close(sum(c["outcome"] == "skipped" for c in data["calls"]))
+    render_report(RunReport.of(data), out)
+    exceptions.render([(e["data"]["call"].get("_tool", "?"), e["data"]["error"]["message"])
+                       for e in data["errors"]], out, args.traceback)
     if args.out:
         try:
             # json_text writes lone surrogates (and controls) as JSON escapes: the file
