@@ -178,3 +178,21 @@ def test_completion_completes_commands_and_options(tmp_path: pathlib.Path, line:
     subprocess.run([sys.executable, "-m", "obelisk"], env=env, timeout=60, check=False,
                    capture_output=True)
     assert answer.read_text(encoding="utf-8").split() == [expected]
+
+
+def test_the_approval_prompt_shows_markup_and_escapes_as_written(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = {"type": "object", "description": "[bold red]loud[/] \x1b[2K\rforged",
+            "properties": {"_tool": {"const": "[red]t[/red]"}}}
+    (tmp_path / "acts_markup.py").write_text(
+        "ACTS = {'[red]t[/red]': lambda call, tool, context: 1}\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"tools": [tool], "plan": [
+        {"_tool": "[red]t[/red]", "_outputPath": "†state.x"}]}), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\n"))
+    code, _, err = run("run", str(path), "--activities", "acts_markup:ACTS", "--approve")
+    assert code == 0
+    assert "about to run '[red]t[/red]'" in err
+    assert "[bold red]loud[/] \\x1b[2K\\rforged" in err
+    assert "\x1b" not in err and "\r" not in err

@@ -93,3 +93,66 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
 
 def test_every_page_with_examples_is_run() -> None:
     assert sum(len(_blocks(p)) for p in _pages()) >= 20
+
+
+# -- the command lines shown in the docs ---------------------------------------------------
+
+_BLOCK = re.compile(r"```(json|text|console)\n(.*?)```", re.S)
+#: Pages whose ``$ obelisk ...`` examples are run here (validation.md's are run, with its
+#: JSON examples, by tests/test_cli_validate.py).
+CONSOLE_PAGES = ("running.md", "dry-run.md", "semantics.md", "expressions.md")
+
+
+def _console_examples() -> list[tuple[str, str, str, list[str]]]:
+    """(page, the JSON block before the example, the command, the printed lines)."""
+    found = []
+    for page in CONSOLE_PAGES:
+        last_json = ""
+        for kind, body in _BLOCK.findall((ROOT / "docs" / page).read_text(encoding="utf-8")):
+            if kind == "json":
+                last_json = body
+            elif body.startswith("$ ") and "obelisk" in body.splitlines()[0]:
+                lines = body.splitlines()
+                command = [lines.pop(0)[2:]]
+                while command[-1].endswith("\\"):
+                    command.append(lines.pop(0))
+                found.append((page, last_json, "\n".join(command), lines))
+    return found
+
+
+@pytest.mark.parametrize(("page", "content", "command", "printed"),
+                         [pytest.param(*e, id=f"{e[0]}: {e[2][:60]}")
+                          for e in _console_examples()])
+def test_the_command_lines_print_what_the_docs_show(tmp_path: pathlib.Path, page: str,
+                                                    content: str, command: str,
+                                                    printed: list[str]) -> None:
+    import os
+    import shlex
+    import subprocess
+
+    # A file the command names that is not in the repository is the JSON block before it
+    # ("saved as tiny.json"); the command runs from the repository's root otherwise.
+    cwd = ROOT
+    named = [w for w in shlex.split(command.replace("\\\n", " ")) if w.endswith(".json")]
+    if named and not (ROOT / named[0]).exists():
+        (tmp_path / named[0]).write_text(content, encoding="utf-8")
+        cwd = tmp_path
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT / "tests"),
+           "PATH": f"{pathlib.Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    expected = [line.rstrip() for line in printed]
+    for shown in (result.stdout, result.stdout + result.stderr, result.stderr):
+        lines = [line.rstrip() for line in shown.splitlines()]
+        if "..." in expected:  # the page leaves out the middle
+            cut = expected.index("...")
+            head, tail = expected[:cut], expected[cut + 1:]
+            if lines[:len(head)] == head and lines[len(lines) - len(tail):] == tail:
+                return
+        elif lines == expected:
+            return
+    assert [line.rstrip() for line in result.stdout.splitlines()] == expected, result.stderr
+
+
+def test_the_docs_show_command_lines() -> None:
+    assert len(_console_examples()) >= 25
