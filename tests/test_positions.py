@@ -167,3 +167,12 @@ def test_where_all_marks_a_missing_member_at_its_object() -> None:
     source = Source.of('[\n  {"_tool": "pay"}\n]')
     (where,) = where_all(source, [("/0/amount", None, None)])
     assert (where.line, where.column, where.end_column) == (2, 3, 4)
+
+
+def test_dry_run_json_of_an_invalid_plan_carries_positions(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('[\n  {"_tool": "a", "p": "†state.x"}\n]', encoding="utf-8")
+    code, out, _ = run("dry-run", str(path), "--json")
+    (diagnostic,) = json.loads(out)["diagnostics"]
+    assert code == 1
+    assert (diagnostic["line"], diagnostic["column"], diagnostic["endColumn"]) == (2, 24, 32)

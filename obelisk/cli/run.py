@@ -18,7 +18,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
-from obelisk.cli.render import RunReport, render_refusal, render_report
+from obelisk.cli.render import RunReport, render_refusal, render_report, wheres
 from obelisk.cli.safe import json_text
 from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
 from obelisk.jsonio import InputError, load_json
@@ -64,7 +64,13 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     plan = compile_file(pf, instances=args.instances)
     if not plan.ok:
         if args.json:
-            print(json_text(invalid_report(plan), stream=out), file=out)
+            data = invalid_report(plan)
+            # Each diagnostic with its place in the file, as validate --format json gives.
+            located = wheres(plan.diagnostics, pf)
+            if len(data.get("diagnostics", [])) == len(located):
+                data["diagnostics"] = [{**d, **(w.to_json() if w else {})} for d, w in
+                                       zip(data["diagnostics"], located, strict=True)]
+            print(json_text(data, stream=out), file=out)
         else:
             render_refusal(plan, pf, err)
         return EXIT_FAILED
