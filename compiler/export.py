@@ -1,9 +1,11 @@
 """Exports of a compiled plan: JSON, Mermaid and Graphviz DOT.
 
-Edges are labelled with the paths they carry. An edge from a branching call's second or
-later alternative is drawn dashed and labelled with the alternative's number, so exclusive
-branches are told apart. What the plan reads from outside it (the context, or inputs to be
-supplied at run time) appears as source nodes.
+Edges are labelled with the paths they carry. An edge from an alternative of a branching
+call (``||``) is drawn dashed and labelled with the alternative's number, so exclusive
+branches are told apart; an edge from one of several targets written together (``&&``) is
+drawn thick; an edge of a cycle is red and labelled "cycle". What the plan reads from
+outside it appears as source nodes: one per kind (``†input``) for what the context or the
+inputs provide, and one per dangling read, in red. Both drawings end with a legend.
 """
 
 from __future__ import annotations
@@ -68,16 +70,59 @@ def _node_text(plan: CompiledPlan, node_id: int) -> str:
     return text
 
 
-def _edge_label(plan: CompiledPlan, edge: Edge) -> tuple[str, bool]:
+#: How an edge is drawn: a plain read, one alternative of ``||`` (exclusive), a target
+#: of ``&&`` (written together with the others), and whether it is part of a cycle.
+_PLAIN, _ALTERNATIVE, _FAN_OUT = "plain", "alternative", "fan-out"
+
+
+def _edge_kind(plan: CompiledPlan, edge: Edge) -> tuple[str, str]:
+    """The edge's label (the paths it carries) and how it is drawn."""
     reads = sorted({r for _, r in edge.paths})
     label = ", ".join(reads[:3]) + (" …" if len(reads) > 3 else "")
     writer = plan.nodes[edge.writer]
-    branching = writer.output is not None and len(writer.output.alternatives) > 1
-    if branching:
+    alternatives = writer.output.alternatives if writer.output is not None else ()
+    if len(alternatives) > 1:
         alts = "/".join(str(a + 1) for a in edge.alternatives)
-        label = f"alt {alts}: {label}"
-    later_alt = branching and min(edge.alternatives) > 0
-    return label, later_alt
+        return f"alt {alts}: {label}", _ALTERNATIVE
+    if alternatives and len(alternatives[0].targets) > 1:
+        return f"&& {label}", _FAN_OUT
+    return label, _PLAIN
+
+
+def _cycle_edges(plan: CompiledPlan) -> set[tuple[int, int]]:
+    """(writer, reader) of every edge a cycle diagnostic names."""
+    found: set[tuple[int, int]] = set()
+    for d in plan.diagnostics:
+        steps = getattr(d.details, "steps", ()) if d.code == "cycle" else ()
+        found.update((step.writer, step.reader) for step in steps)
+    return found
+
+
+def _outside_reads(plan: CompiledPlan) -> tuple[list[tuple[str, list[tuple[str, int]]]],
+                                                list[tuple[str, list[int]]]]:
+    """Reads no call writes: those the context or inputs provide, grouped by kind (one
+    node per kind, the path on each edge), and the dangling ones (one node each), as the
+    compiler's dangling-reference diagnostics name them."""
+    dangling_at: set[tuple[int, str | None, str, str]] = set()
+    for d in plan.diagnostics:
+        if d.code == "dangling-reference" and d.call is not None and d.span is not None \
+                and d.expression is not None:
+            dangling_at.add((d.call, d.instance, d.pointer,
+                             d.expression[d.span.start:d.span.end]))
+    kinds: dict[str, set[tuple[str, int]]] = {}
+    dangling: dict[str, set[int]] = {}
+    for node in plan.nodes:
+        for param in node.params:
+            for read in param.reads:
+                if read.writers:
+                    continue
+                ref = str(read.reference)
+                if (node.index, node.instance, param.pointer, ref) in dangling_at:
+                    dangling.setdefault(ref, set()).add(node.id)
+                else:
+                    kinds.setdefault(read.reference.kind, set()).add((ref, node.id))
+    return ([(kind, sorted(reads)) for kind, reads in sorted(kinds.items())],
+            [(ref, sorted(ids)) for ref, ids in sorted(dangling.items())])
 
 
 def _mermaid_text(text: str) -> str:
@@ -87,19 +132,56 @@ def _mermaid_text(text: str) -> str:
     return "".join(" " if c in "\r\n\t" else c for c in text)
 
 
+_MERMAID_ARROW = {_PLAIN: "-->", _ALTERNATIVE: "-.->", _FAN_OUT: "==>"}
+_MERMAID_LEGEND = [
+    "  subgraph legend [legend]",
+    "    direction LR",
+    '    L0["N: tool, a call"] -->|"a path one call writes and the other reads"| L1["N: tool"]',
+    '    L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| L3["N: tool"]',
+    '    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]',
+    '    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]',
+    '    L8(["†kind: read from the context or inputs"])',
+    '    L9(["†kind.path: nothing writes it"])',
+    "  end",
+]
+
+
 def to_mermaid(plan: CompiledPlan) -> str:
-    """A Mermaid flowchart: calls as boxes, external inputs as rounded sources."""
+    """A Mermaid flowchart: calls as boxes, reads from outside the plan as rounded
+    sources (one per kind; a dangling read on its own, in red), ``||`` alternatives
+    dashed, ``&&`` targets thick, cycle edges red; a legend at the end."""
     lines = ["flowchart LR"]
+    links = 0  # Mermaid styles a link by its number, in the order links are written
+    red_links: list[int] = []
     for node in plan.nodes:
         lines.append(f'  n{node.id}["{_mermaid_text(_node_text(plan, node.id))}"]')
-    for i, (ref, readers) in enumerate(_sources(plan)):
-        lines.append(f'  s{i}(["{_mermaid_text(ref)}"])')
+    outside, dangling = _outside_reads(plan)
+    for i, (kind, reads) in enumerate(outside):
+        lines.append(f'  k{i}(["{_mermaid_text("†" + kind)}"])')
+        for ref, reader in reads:
+            # A read from outside ends in a circle: told apart from a dashed alternative.
+            lines.append(f'  k{i} --o|"{_mermaid_text(ref)}"| n{reader}')
+            links += 1
+    for i, (ref, readers) in enumerate(dangling):
+        lines.append(f'  d{i}(["{_mermaid_text(ref)}: nothing writes it"]):::dangling')
         for reader in readers:
-            lines.append(f"  s{i} -.-> n{reader}")
+            lines.append(f"  d{i} --o n{reader}")
+            red_links.append(links)
+            links += 1
+    cycle = _cycle_edges(plan)
     for edge in plan.edges:
-        label, later = _edge_label(plan, edge)
-        arrow = "-.->" if later else "-->"
-        lines.append(f'  n{edge.writer} {arrow}|"{_mermaid_text(label)}"| n{edge.reader}')
+        label, kind = _edge_kind(plan, edge)
+        if (edge.writer, edge.reader) in cycle:
+            label = f"cycle: {label}"
+            red_links.append(links)
+        lines.append(f'  n{edge.writer} {_MERMAID_ARROW[kind]}|"{_mermaid_text(label)}"| '
+                     f"n{edge.reader}")
+        links += 1
+    lines.extend(_MERMAID_LEGEND)
+    lines.append("  class L9 dangling")
+    red_links.append(links + 3)  # the legend's cycle link: its fourth
+    lines.append("  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4")
+    lines.append(f"  linkStyle {','.join(map(str, red_links))} stroke:#d00,stroke-width:2px")
     return "\n".join(lines) + "\n"
 
 
@@ -107,20 +189,50 @@ def _dot_text(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_DOT_STYLE = {_PLAIN: "", _ALTERNATIVE: ", style=dashed", _FAN_OUT: ", style=bold"}
+_DOT_RED = ', color="#dd0000", fontcolor="#dd0000", penwidth=2'
+_DOT_LEGEND = [
+    "  subgraph cluster_legend {",
+    '    label="legend"; fontname="Helvetica"; style=dashed;',
+    '    L0 [label="N: tool, a call"]; L1 [label="N: tool"];',
+    '    L0 -> L1 [label="a path one call writes and the other reads"];',
+    '    L2 [label="N: tool"]; L3 [label="N: tool"];',
+    '    L2 -> L3 [label="alt k: one alternative of ||, exclusive", style=dashed];',
+    '    L4 [label="N: tool"]; L5 [label="N: tool"];',
+    '    L4 -> L5 [label="&& one of the paths written together", style=bold];',
+    '    L6 [label="N: tool"]; L7 [label="N: tool"];',
+    f'    L6 -> L7 [label="cycle: part of a loop"{_DOT_RED}];',
+    '    L8 [label="†kind: read from the context or inputs", shape=ellipse, style=dashed];',
+    f'    L9 [label="†kind.path: nothing writes it", shape=ellipse, style=dashed{_DOT_RED}];',
+    "  }",
+]
+
+
 def to_dot(plan: CompiledPlan) -> str:
-    """A Graphviz digraph (render with ``dot -Tsvg``)."""
+    """A Graphviz digraph (render with ``dot -Tsvg``), drawn as :func:`to_mermaid` draws."""
     lines = ["digraph plan {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
     for node in plan.nodes:
         lines.append(f"  n{node.id} [label={_dot_text(_node_text(plan, node.id))}];")
-    for i, (ref, readers) in enumerate(_sources(plan)):
-        lines.append(f"  s{i} [label={_dot_text(ref)}, shape=ellipse, style=dashed];")
+    outside, dangling = _outside_reads(plan)
+    for i, (kind, reads) in enumerate(outside):
+        lines.append(f"  k{i} [label={_dot_text('†' + kind)}, shape=ellipse, style=dashed];")
+        for ref, reader in reads:
+            lines.append(f"  k{i} -> n{reader} [label={_dot_text(ref)}, style=dotted, "
+                         "arrowhead=odot];")
+    for i, (ref, readers) in enumerate(dangling):
+        lines.append(f"  d{i} [label={_dot_text(ref + ': nothing writes it')}, "
+                     f"shape=ellipse, style=dashed{_DOT_RED}];")
         for reader in readers:
-            lines.append(f"  s{i} -> n{reader} [style=dotted];")
+            lines.append(f"  d{i} -> n{reader} [style=dotted, arrowhead=odot{_DOT_RED}];")
+    cycle = _cycle_edges(plan)
     for edge in plan.edges:
-        label, later = _edge_label(plan, edge)
-        style = ", style=dashed" if later else ""
+        label, kind = _edge_kind(plan, edge)
+        style = _DOT_STYLE[kind]
+        if (edge.writer, edge.reader) in cycle:
+            label, style = f"cycle: {label}", style + _DOT_RED
         lines.append(f"  n{edge.writer} -> n{edge.reader} [label={_dot_text(label)}{style}];")
+    lines.extend(_DOT_LEGEND)
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -53,6 +53,11 @@ class InputError(ObeliskError):
 
 def load_json(path: str) -> Any:
     """The JSON in the file at ``path`` (``-`` for standard input)."""
+    return parse_json(read_text(path), "standard input" if path == "-" else path)
+
+
+def read_text(path: str) -> str:
+    """The text of the file at ``path`` (``-`` for standard input), read as UTF-8."""
     name = "standard input" if path == "-" else path
     try:
         if path == "-":
@@ -64,7 +69,7 @@ def load_json(path: str) -> Any:
         raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{name} is not UTF-8 text (byte {exc.start})") from None
-    return parse_json(text, name)
+    return text
 
 
 def _int_digits_limit() -> int:

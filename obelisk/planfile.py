@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
-from obelisk.jsonio import InputError, load_json
+from obelisk.jsonio import InputError, parse_json, read_text
 
 PLAN_FILE_FIELDS = frozenset(
     {"id", "description", "context", "tools", "plan", "instances", "mocks"})
@@ -28,17 +28,23 @@ class PlanFile:
     tools: list[Any]
     instances: bool
     mocks: dict[str, Any]
+    #: The file's text, kept to find the positions of what is reported (None: not read
+    #: from a file), and the JSON Pointer of the plan array in it.
+    text: str | None = None
+    plan_pointer: str = "/plan"
 
 
 def read_plan_file(path: str) -> PlanFile:
     """Read and check a plan file (``-`` for standard input)."""
-    return plan_file_of(load_json(path), "standard input" if path == "-" else path)
+    name = "standard input" if path == "-" else path
+    text = read_text(path)
+    return evolve(plan_file_of(parse_json(text, name), name), text=text)
 
 
 def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozenset()) -> PlanFile:
     """A PlanFile from parsed JSON; ``extra_fields`` are tolerated (a vector's ``expect``)."""
     if isinstance(data, list):
-        return PlanFile(name, data, [], [], False, {})
+        return PlanFile(name, data, [], [], False, {}, plan_pointer="")
     if not isinstance(data, Mapping):
         raise InputError(f"{name}: a plan file is a JSON object (or an array of calls), "
                          f"got {type(data).__name__}")
@@ -54,6 +60,7 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
         raise InputError(f'{name}: "tools" must be an array of tool schemas')
     tools = list(tools)
     plan: Any = data.get("plan")
+    plan_pointer = "/plan"
     for index, message in enumerate(context):
         if not isinstance(message, Mapping):
             continue  # the context itself reports malformed messages
@@ -63,6 +70,7 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
             tools.append(message["tool"])
         elif message.get("type") == "plan" and "plan" not in data:
             plan = message.get("plan")
+            plan_pointer = f"/context/{index}/plan"
     if plan is None:
         raise InputError(f'{name}: no plan: give a "plan" field, or a {{"type": "plan", '
                          f'"plan": [...]}} message in the context')
@@ -74,4 +82,64 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
     mocks = data.get("mocks", {})
     if not isinstance(mocks, Mapping):
         raise InputError(f'{name}: "mocks" must be an object of tool name -> mock')
-    return PlanFile(name, plan, list(context), tools, instances, dict(mocks))
+    return PlanFile(name, plan, list(context), tools, instances, dict(mocks),
+                    plan_pointer=plan_pointer)
+
+
+_MESSAGE = {
+    "type": "object",
+    "description": "A context message: its type names a data kind (state, input, ...) or "
+                   "a protocol message (tool, plan, error, approval, system, ...).",
+    "required": ["type"],
+    "properties": {"type": {"type": "string"}, "_instance": {"type": "string"}},
+}
+_CALL = {
+    "type": "object",
+    "description": "A call: the tool, its parameters (literals or expressions such as "
+                   "\"†state.x\"), and where its result goes.",
+    "required": ["_tool"],
+    "properties": {
+        "_tool": {"type": "string", "description": "the tool (or activity) to call"},
+        "_outputPath": {"type": "string",
+                        "description": "where the result goes: \"†state.x\", or "
+                                       "alternatives \"†state.ok || †state.error\""},
+        "_outputMethod": {"enum": ["set", "merge", "assign", "push", "concat"]},
+        "_instance": {"type": "string"},
+        "_scopes": {"type": "array", "items": {"type": "string"}},
+        "_activity": {"type": "string"},
+    },
+}
+
+#: The JSON Schema of a plan file (``obelisk schema --plan-file``): editors that read
+#: JSON Schema complete and check plan files with it.
+PLAN_FILE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "obelisk plan file",
+    "description": "A plan to validate, draw, dry-run or run: the calls, and the context "
+                   "and tools they are checked against. A bare array of calls is a plan "
+                   "file too.",
+    "oneOf": [
+        {"type": "array", "items": _CALL},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "id": {"type": "string", "description": "a name for the plan"},
+                "description": {"type": "string"},
+                "context": {"type": "array", "items": _MESSAGE,
+                            "description": "messages; {\"type\": \"tool\"} messages add "
+                                           "tools, the last {\"type\": \"plan\"} message is "
+                                           "the plan when there is no \"plan\" field"},
+                "tools": {"type": "array", "items": {"type": "object"},
+                          "description": "tool schemas; with none at all, any _tool is "
+                                         "accepted"},
+                "plan": {"type": "array", "items": _CALL},
+                "instances": {"type": "boolean",
+                              "description": "run the plan once for every instance"},
+                "mocks": {"type": "object", "additionalProperties": {"type": "object"},
+                          "description": "what each tool returns in a dry run, by tool "
+                                         "name"},
+            },
+        },
+    ],
+}

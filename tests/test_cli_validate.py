@@ -96,25 +96,33 @@ def test_validate_text(tmp_path: pathlib.Path) -> None:
     code, out, err = run("validate", path)
     assert (code, err) == (1, "")
     assert out == (
-        f"{path}: call 1 (confirmOrder) /receipt: error[dangling-reference]: †state.reciept is "
+        f"{path}:1:211: error[dangling-reference]: †state.reciept is "
         "read here, but no call writes it and the context does not provide it\n"
-        "    †state.reciept\n"
-        "    ^^^^^^^^^^^^^^\n"
+        '    1 | …pt || †state.error"}, {"_tool": "confirmOrder", "receipt": "†state.reciept"}, '
+        '{"_tool": "notify", "_outputPath": "†state…\n'
+        "      |                                                              ^^^^^^^^^^^^^^\n"
+        "    in call 1 (confirmOrder) at /receipt\n"
         "    hint: did you mean †state.receipt (written by call 0 (processPayment))?\n"
-        f"{path}: call 2 (notify) /_outputPath: warning[write-race]: call 2 (notify) writes "
+        f"{path}:1:265: warning[write-race]: call 2 (notify) writes "
         "†state.note and call 3 (notify) writes †state.note; neither waits for the other, so "
         "the result depends on which finishes last\n"
-        "    †state.note\n"
-        "    ^^^^^^^^^^^\n"
+        '    1 | …pt": "†state.reciept"}, {"_tool": "notify", "_outputPath": "†state.note"}, '
+        '{"_tool": "notify", "_outputPath": "†state.no…\n'
+        "      |                                                              ^^^^^^^^^^^\n"
+        "    in call 2 (notify) at /_outputPath\n"
         "    calls: 2, 3\n"
         "    hint: make one call read the other's result, write to different paths, or put "
         "them on different alternatives of one branching call\n"
+        f"{path}: info: no tools given: tool names and parameters were not checked "
+        "(give --tools FILE)\n"
         f"{path}: 4 call(s), 0 edge(s): 1 error, 1 warning\n")
 
 
 def test_validate_clean_plan_exits_0(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, {"plan": WEATHER["plan"][:3], "context": WEATHER["context"]})
-    assert run("validate", path) == (0, f"{path}: 3 call(s), 2 edge(s): no problems\n", "")
+    assert run("validate", path) == (
+        0, f"{path}: info: no tools given: tool names and parameters were not checked "
+           f"(give --tools FILE)\n{path}: 3 call(s), 2 edge(s): no problems\n", "")
 
 
 def test_validate_warnings_and_infos_exit_0(tmp_path: pathlib.Path) -> None:
@@ -129,14 +137,16 @@ def test_validate_warnings_and_infos_exit_0(tmp_path: pathlib.Path) -> None:
 def test_validate_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run("validate", "-", stdin=json.dumps(PAYMENT), monkeypatch=monkeypatch)
     assert code == 1
-    assert out.startswith("standard input: call 1 (confirmOrder) /receipt: error[")
+    assert out.startswith("standard input:1:226: error[dangling-reference]")
+    assert "    in call 1 (confirmOrder) at /receipt\n" in out
 
 
 # -- validate: JSON ---------------------------------------------------------------------------
 
 
 def test_validate_json(tmp_path: pathlib.Path) -> None:
-    code, out, err = run("validate", "--format", "json", write(tmp_path, PAYMENT))
+    path = write(tmp_path, PAYMENT)
+    code, out, err = run("validate", "--format", "json", path)
     assert (code, err) == (1, "")
     assert json.loads(out) == [
         {"code": "dangling-reference", "severity": "error",
@@ -144,7 +154,8 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
                     "not provide it",
          "call": 1, "pointer": "/receipt", "tool": "confirmOrder",
          "span": {"start": 0, "end": 14, "column": 1}, "expression": "†state.reciept",
-         "hint": "did you mean †state.receipt (written by call 0 (processPayment))?"},
+         "hint": "did you mean †state.receipt (written by call 0 (processPayment))?",
+         "file": path, "line": 1, "column": 211, "endColumn": 225},
         {"code": "write-race", "severity": "warning",
          "message": "call 2 (notify) writes †state.note and call 3 (notify) writes "
                     "†state.note; neither waits for the other, so the result depends on "
@@ -152,7 +163,8 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
          "call": 2, "pointer": "/_outputPath", "calls": [2, 3], "tool": "notify",
          "span": {"start": 0, "end": 11, "column": 1}, "expression": "†state.note",
          "hint": "make one call read the other's result, write to different paths, or put "
-                 "them on different alternatives of one branching call"},
+                 "them on different alternatives of one branching call",
+         "file": path, "line": 1, "column": 265, "endColumn": 276},
     ]
     assert "†" in out  # UTF-8 kept, not \u escapes
 
@@ -239,7 +251,7 @@ def test_the_plan_is_the_last_plan_message_of_the_context(tmp_path: pathlib.Path
     ]}
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
-    assert "call 0 (processPayment) /amount: error[param-schema]" in out
+    assert "error[param-schema]" in out and "in call 0 (processPayment) at /amount" in out
     assert "old" not in out
 
 
@@ -257,7 +269,8 @@ def test_tools_are_the_tools_field_plus_tool_messages(tmp_path: pathlib.Path) ->
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
     assert out.count("error[") == 1
-    assert "call 2 (confirmOrdr) /_tool: error[unknown-tool]: no tool named 'confirmOrdr'" in out
+    assert "error[unknown-tool]: no tool named 'confirmOrdr'" in out
+    assert "in call 2 (confirmOrdr) at /_tool" in out
     assert "hint: did you mean 'confirmOrder'?" in out
 
 
@@ -267,7 +280,7 @@ def test_instances_field_maps_the_plan(tmp_path: pathlib.Path) -> None:
                         {"type": "state", "_instance": "②", "y": 1}]}
     code, out, _ = run("validate", write(tmp_path, data))
     assert code == 1
-    assert "call 0 (a) [instance ②] /p: error[dangling-reference]" in out
+    assert "error[dangling-reference]" in out and "in call 0 (a) [instance ②] at /p" in out
     assert "[instance ①]" not in out
     # One call, copied for two instances: two nodes.
     assert out.splitlines()[-1].endswith(": 1 call(s), 2 node(s), 0 edge(s): 1 error")
@@ -287,14 +300,25 @@ MERMAID = """flowchart LR
   n1["1: findPark"]
   n2["2: findMovie"]
   n3["3: presentSuggestion"]
-  s0(["†input.city"])
-  s0 -.-> n0
-  s1(["†input.date"])
-  s1 -.-> n3
-  n0 -->|"alt 1: †state.sunny"| n1
+  k0(["†input"])
+  k0 --o|"†input.city"| n0
+  k0 --o|"†input.date"| n3
+  n0 -.->|"alt 1: †state.sunny"| n1
   n0 -.->|"alt 2: †state.rainy"| n2
   n1 -->|"†state.suggestion"| n3
   n2 -->|"†state.suggestion"| n3
+  subgraph legend [legend]
+    direction LR
+    L0["N: tool, a call"] -->|"a path one call writes and the other reads"| L1["N: tool"]
+    L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| L3["N: tool"]
+    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]
+    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]
+    L8(["†kind: read from the context or inputs"])
+    L9(["†kind.path: nothing writes it"])
+  end
+  class L9 dangling
+  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4
+  linkStyle 9 stroke:#d00,stroke-width:2px
 """
 
 DOT = """digraph plan {
@@ -305,14 +329,26 @@ DOT = """digraph plan {
   n1 [label="1: findPark"];
   n2 [label="2: findMovie"];
   n3 [label="3: presentSuggestion"];
-  s0 [label="†input.city", shape=ellipse, style=dashed];
-  s0 -> n0 [style=dotted];
-  s1 [label="†input.date", shape=ellipse, style=dashed];
-  s1 -> n3 [style=dotted];
-  n0 -> n1 [label="alt 1: †state.sunny"];
+  k0 [label="†input", shape=ellipse, style=dashed];
+  k0 -> n0 [label="†input.city", style=dotted, arrowhead=odot];
+  k0 -> n3 [label="†input.date", style=dotted, arrowhead=odot];
+  n0 -> n1 [label="alt 1: †state.sunny", style=dashed];
   n0 -> n2 [label="alt 2: †state.rainy", style=dashed];
   n1 -> n3 [label="†state.suggestion"];
   n2 -> n3 [label="†state.suggestion"];
+  subgraph cluster_legend {
+    label="legend"; fontname="Helvetica"; style=dashed;
+    L0 [label="N: tool, a call"]; L1 [label="N: tool"];
+    L0 -> L1 [label="a path one call writes and the other reads"];
+    L2 [label="N: tool"]; L3 [label="N: tool"];
+    L2 -> L3 [label="alt k: one alternative of ||, exclusive", style=dashed];
+    L4 [label="N: tool"]; L5 [label="N: tool"];
+    L4 -> L5 [label="&& one of the paths written together", style=bold];
+    L6 [label="N: tool"]; L7 [label="N: tool"];
+    L6 -> L7 [label="cycle: part of a loop", color="#dd0000", fontcolor="#dd0000", penwidth=2];
+    L8 [label="†kind: read from the context or inputs", shape=ellipse, style=dashed];
+    L9 [label="†kind.path: nothing writes it", shape=ellipse, style=dashed, color="#dd0000", fontcolor="#dd0000", penwidth=2];
+  }
 }
 """
 
@@ -367,10 +403,10 @@ def test_mermaid_labels_keep_to_one_line_and_no_stray_entities(tmp_path: pathlib
     plan = [{"_tool": "a#quot;\nb", "_outputPath": '†state."x\ny"'},
             {"_tool": "r", "p": '†state."x\ny"'}]
     _, mermaid, _ = run("graph", write(tmp_path, plan))
-    assert mermaid == ("flowchart LR\n"
-                       '  n0["0: a#35;quot; b"]\n'
-                       '  n1["1: r"]\n'
-                       '  n0 -->|"†state.#quot;x y#quot;"| n1\n')
+    assert mermaid.split("  subgraph legend")[0] == ("flowchart LR\n"
+                                                     '  n0["0: a#35;quot; b"]\n'
+                                                     '  n1["1: r"]\n'
+                                                     '  n0 -->|"†state.#quot;x y#quot;"| n1\n')
 
 
 def _require_dot() -> str:

@@ -14,9 +14,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
-from obelisk import ObeliskError, gc_tuned
+import argcomplete
+from argcomplete import shell_integration
+
+from obelisk import ObeliskError, __version__, gc_tuned
 from obelisk.cli.agent import AGENT
 from obelisk.cli.common import (
     EXIT_FAILED,
@@ -64,12 +67,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, self.format_usage())
 
 
+class _Completion(argparse.Action):
+    """``--completion SHELL``: print argcomplete's script for the shell, then exit 0."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(shell_integration.shellcode(["obelisk"], shell=str(values)), end="")
+        parser.exit()
+
+
 def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
     """The argument parser: one sub-command per row of ``commands``."""
     parser = _Parser(
         prog="obelisk",
         description="The Call/Plan protocol's reference implementation.",
     )
+    parser.add_argument("--version", action="version", version=f"obelisk {__version__}")
+    parser.add_argument("--completion", action=_Completion, choices=["bash", "zsh", "fish"],
+                        help="print the shell completion script for SHELL and exit "
+                             "(bash: eval \"$(obelisk --completion bash)\")", metavar="SHELL")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=_Parser)
     for command in commands:
@@ -98,8 +114,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     out = out or _tolerant(sys.stdout)
     err = err or _tolerant(sys.stderr)
     parser = build_parser()
+    # Completing a command line: argcomplete answers (when the shell asked) and exits.
+    argcomplete.autocomplete(parser, exit_method=sys.exit)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse leaves a FILE given after an option (validate a.json --format json
+        # b.json) unparsed: a command taking several files takes them too.
+        if extra and isinstance(getattr(args, "files", None), list) and not any(
+                e.startswith("-") and e != "-" for e in extra):
+            args.files.extend(extra)
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as exc:
         err.write(exc.usage)
         print(f"obelisk: error: {inert_lines(str(exc))}", file=err)

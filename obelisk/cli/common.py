@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TextIO
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from obelisk import CompiledPlan, Context, MessageError, ToolError, compile_plan
 from obelisk.jsonio import InputError, load_json
-from obelisk.planfile import PlanFile
+from obelisk.planfile import PlanFile, read_plan_file
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -49,6 +51,66 @@ def add_plan_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
 
 
+def add_inputs(parser: argparse.ArgumentParser) -> None:
+    """``--tools FILE`` and ``--context FILE``: tools and context kept apart from the plan
+    (they are usually fixed while plans change)."""
+    parser.add_argument("--tools", metavar="TOOLS.json",
+                        help="tool schemas (an array, or an object with \"tools\"); "
+                             "the plan file's own tools are added after them")
+    parser.add_argument("--context", metavar="CONTEXT.json",
+                        help="context messages (an array, or an object with \"context\"); "
+                             "the plan file's own context follows them")
+
+
+def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
+    """The plan file at ``path``, with the tools and context of ``--tools`` and
+    ``--context`` put before its own (a later tool definition replaces an earlier one)."""
+    pf = read_plan_file(path)
+    tools: list[Any] = []
+    context: list[Any] = []
+    if getattr(args, "context", None):
+        context = _messages(args.context)
+        tools += [m["tool"] for m in context
+                  if isinstance(m, Mapping) and m.get("type") == "tool" and "tool" in m]
+    if getattr(args, "tools", None):
+        tools = _tools(args.tools) + tools
+    if not tools and not context:
+        return pf
+    return evolve(pf, tools=tools + pf.tools, context=context + pf.context)
+
+
+def read_inputs_without_plan(args: argparse.Namespace) -> list[Any]:
+    """The tools of ``--tools`` and ``--context`` alone (``schema`` without a plan file)."""
+    context = _messages(args.context) if args.context else []
+    tools = [m["tool"] for m in context
+             if isinstance(m, Mapping) and m.get("type") == "tool" and "tool" in m]
+    return (_tools(args.tools) if args.tools else []) + tools
+
+
+def _tools(path: str) -> list[Any]:
+    data = load_json(path)
+    if isinstance(data, Mapping):
+        if "tools" not in data:
+            raise InputError(f'{path}: expected an array of tool schemas or an object with '
+                             '"tools"')
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise InputError(f"{path}: tools are an array of tool schemas, got "
+                         f"{type(data).__name__}")
+    return data
+
+
+def _messages(path: str) -> list[Any]:
+    data = load_json(path)
+    if isinstance(data, dict):
+        if "context" not in data:
+            raise InputError(f'{path}: expected an array of messages or an object with "context"')
+        data = data["context"]
+    if not isinstance(data, list):
+        raise InputError(f"{path}: a context is an array of messages, got {type(data).__name__}")
+    return data
+
+
 def load_context(path: str) -> Context:
     """A context from a file: an array of messages, or an object with a "context" array."""
     data = load_json(path)
@@ -69,6 +131,9 @@ def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise InputError(f"--activities takes package.module:NAME, got {spec!r}")
+    # As `python -m` does: modules in the current directory are found first.
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except KeyboardInterrupt:  # Ctrl-C while importing: main reports the interrupt (130)

@@ -19,6 +19,8 @@ from pyrsistent import PVector, pvector
 
 from obelisk import CompiledPlan, Diagnostic, render_text, summary
 from obelisk.cli.safe import inert, json_text
+from obelisk.planfile import PlanFile
+from obelisk.positions import Source, Where, diagnostic_pointer, where_all
 
 
 @frozen
@@ -141,7 +143,10 @@ def render_report(report: RunReport, out: TextIO) -> None:
                   file=out)
     if report.explore:
         _render_exploration(report.explore, out)
-    print(f"\nstatus: {inert(report.status)}", file=out)
+    # The status words agree with the exit code: a run that appended errors says so.
+    errors = len(report.errors)
+    tail = f" with {errors} error{'s' if errors != 1 else ''}" if errors else ""
+    print(f"\nstatus: {inert(report.status)}{tail}", file=out)
 
 
 def _render_exploration(explore: Exploration, out: TextIO) -> None:
@@ -162,6 +167,70 @@ def render_diagnostics(diagnostics: Sequence[Diagnostic], source: str, out: Text
         print(render_text(inert_diagnostic(diagnostic), inert(source)), file=out)
 
 
+def wheres(diagnostics: Sequence[Diagnostic], pf: PlanFile) -> list[Where | None]:
+    """Each diagnostic's line and column in the plan file (None when its text is not
+    known). The file's text is scanned here, once, only because something is reported."""
+    if pf.text is None or not diagnostics:
+        return [None] * len(diagnostics)
+    items = [(diagnostic_pointer(d.call, d.pointer, pf.plan_pointer),
+              d.span.start if d.span is not None and d.expression is not None else None,
+              d.span.end if d.span is not None and d.expression is not None else None)
+             for d in diagnostics]
+    return list(where_all(Source.of(pf.text), items))
+
+
+def render_located(diagnostics: Sequence[Diagnostic], pf: PlanFile, plan: CompiledPlan | None,
+                   out: TextIO) -> None:
+    """Print each diagnostic as ``FILE:LINE:COL: severity[code]: message``, then the
+    file's line with a caret under the span, the call it is in, a cycle's edges one per
+    line, and the hint."""
+    source = Source.of(pf.text) if pf.text is not None and diagnostics else None
+    for d, where in zip(diagnostics, wheres(diagnostics, pf), strict=True):
+        head = f"{inert(pf.name)}:"
+        if where is not None:
+            head += f"{where.line}:{where.column}:"
+        lines = [f"{head} {d.severity.value}[{d.code}]: {inert(d.message)}"]
+        if where is not None and source is not None:
+            lines.extend(_snippet(source.line(where.line), where))
+        if d.call is not None:
+            label = f"call {d.call}" + (f" ({inert(d.tool)})" if d.tool else "") + (
+                f" [instance {inert(d.instance)}]" if d.instance is not None else "")
+            lines.append(f"    in {label}" + (f" at {inert(d.pointer)}" if d.pointer else ""))
+        steps = getattr(d.details, "steps", None)
+        if d.code == "cycle" and steps and plan is not None:
+            for step in steps:  # one edge per line: who writes what the next one reads
+                lines.append(f"    {_node(plan, step.writer)} writes {inert(step.written)}, "
+                             f"read by {_node(plan, step.reader)} as {inert(step.read)}")
+        elif d.calls:
+            lines.append("    calls: " + ", ".join(str(c) for c in d.calls))
+        if d.hint:
+            lines.append(f"    hint: {inert(d.hint)}")
+        print("\n".join(lines), file=out)
+
+
+def _node(plan: CompiledPlan, node_id: int) -> str:
+    node = plan.nodes[node_id]
+    label = f"call {node.index}" + (f" ({inert(node.tool)})" if node.tool else "")
+    return label + (f" [instance {inert(node.instance)}]" if node.instance is not None else "")
+
+
+def _snippet(line: str, where: Where) -> list[str]:
+    """The line (cut around the caret when long: minified JSON) and the caret under the
+    span, both made inert with the caret kept aligned."""
+    start, end = where.column - 1, where.end_column - 1
+    prefix = suffix = ""
+    if len(line) > 120:
+        cut = max(0, start - 60)
+        suffix = "…" if len(line) > cut + 120 else ""
+        line, start, end, prefix = line[cut:cut + 120], start - cut, end - cut, "…" if cut else ""
+    before = inert(line[:start])
+    marked = inert(line[start:end])
+    number = str(where.line)
+    return [f"    {number} | {prefix}{before}{marked}{inert(line[end:])}{suffix}",
+            f"    {' ' * len(number)} | {' ' * (len(prefix) + len(before))}"
+            f"{'^' * max(1, len(marked))}"]
+
+
 def inert_diagnostic(d: Diagnostic) -> Diagnostic:
     """``d`` with every text field made :func:`inert`, its span moved to match, so the
     caret stays under the part of the expression it marks."""
@@ -177,8 +246,9 @@ def inert_diagnostic(d: Diagnostic) -> Diagnostic:
                   tool=None if d.tool is None else inert(d.tool))
 
 
-def render_refusal(plan: CompiledPlan, source: str, err: TextIO) -> None:
+def render_refusal(plan: CompiledPlan, pf: PlanFile, err: TextIO) -> None:
     """Why nothing ran: the plan's diagnostics, then a one-line summary."""
-    render_diagnostics(plan.diagnostics, source, err)
+    render_located(plan.diagnostics, pf, plan, err)
+    source = pf.name
     print(f"{inert(source)}: the plan is invalid ({summary(plan.diagnostics)}); nothing ran",
           file=err)

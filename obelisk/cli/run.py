@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from obelisk import MockError, dry_run, invalid_report, report, run_async, run_sync
@@ -12,54 +12,72 @@ from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     Command,
+    add_inputs,
     add_plan_file,
     compile_file,
     load_activities,
+    read_inputs,
 )
-from obelisk.cli.render import RunReport, render_refusal, render_report
+from obelisk.cli.render import RunReport, render_refusal, render_report, wheres
 from obelisk.cli.safe import json_text
-from obelisk.cli.terminal import Progress, terminal_approval
+from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
 from obelisk.jsonio import InputError, load_json
-from obelisk.planfile import PlanFile, read_plan_file
+from obelisk.planfile import PlanFile
 
 
 def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--mocks``, ``--interpreter``, ``--instances``, ``--explore``, ``--json``."""
     add_plan_file(parser)
-    parser.add_argument("--mocks", metavar="M.json", help="mocks by tool name (added to the file's)")
+    add_inputs(parser)
+    parser.add_argument("--mocks", metavar="M.json", action="append",
+                        help="mocks by tool name (added to the file's; give it again to add "
+                             "more files: a tool mocked differently twice is refused)")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--explore", action="store_true", help="run every combination of branches")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
 
 
-def _mocks(pf: PlanFile, path: str | None) -> dict[str, Any]:
-    """The file's mocks, overridden tool by tool by those in ``path``."""
+def _mocks(pf: PlanFile, paths: list[str] | None) -> dict[str, Any]:
+    """The file's mocks, overridden tool by tool by those of the ``--mocks`` files, which
+    are merged: two of them that mock one tool differently are refused, never one dropped."""
     mocks = dict(pf.mocks)
-    if path:
+    given: dict[str, tuple[str, Any]] = {}
+    for path in paths or []:
         extra = load_json(path)
         if not isinstance(extra, Mapping):
             raise InputError(f"{path}: mocks are an object of tool name -> mock")
-        mocks.update(extra)
+        for tool, mock in extra.items():
+            if tool in given and given[tool][1] != mock:
+                raise InputError(f"--mocks {given[tool][0]} and --mocks {path} both mock "
+                                 f"{tool!r}, differently; keep one of them")
+            given[tool] = (path, mock)
+    mocks.update({tool: mock for tool, (_, mock) in given.items()})
     return mocks
 
 
 def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Simulate the plan and print its report; exit 1 when the plan is invalid or the run
     added error messages."""
-    pf = read_plan_file(args.file)
+    pf = read_inputs(args.file, args)
     mocks = _mocks(pf, args.mocks)
     plan = compile_file(pf, instances=args.instances)
     if not plan.ok:
         if args.json:
-            print(json_text(invalid_report(plan), stream=out), file=out)
+            data = invalid_report(plan)
+            # Each diagnostic with its place in the file, as validate --format json gives.
+            located = wheres(plan.diagnostics, pf)
+            if len(data.get("diagnostics", [])) == len(located):
+                data["diagnostics"] = [{**d, **(w.to_json() if w else {})} for d, w in
+                                       zip(data["diagnostics"], located, strict=True)]
+            print(json_text(data, stream=out), file=out)
         else:
-            render_refusal(plan, pf.name, err)
+            render_refusal(plan, pf, err)
         return EXIT_FAILED
     try:
         result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
     except MockError as exc:
-        raise InputError(f"{args.mocks or pf.name}: {exc}") from None
+        raise InputError(f"{', '.join(args.mocks or [pf.name])}: {exc}") from None
     data = result.report()
     if args.json:
         print(json_text(data, stream=out), file=out)
@@ -72,6 +90,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
     ``--timeout``, ``--max-concurrency``, ``--out``."""
     add_plan_file(parser)
+    add_inputs(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME", required=True,
                    help="an importable dict of activity name -> callable")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
@@ -80,6 +99,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
     parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the Python traceback of every exception an activity raised")
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
@@ -98,22 +119,40 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the plan with the named activities and print its report; exit 1 when the plan
     is invalid, the run added error messages, or it did not complete."""
     _check_run_options(args)
-    pf = read_plan_file(args.file)
+    pf = read_inputs(args.file, args)
     activities = load_activities(args.activities)
     plan = compile_file(pf, instances=args.instances)
     if not plan.ok:
-        render_refusal(plan, pf.name, err)
+        render_refusal(plan, pf, err)
         return EXIT_FAILED
-    progress = Progress(len(plan.nodes), err, enabled=err.isatty() and not args.approve)
-    approve = terminal_approval(out, err) if args.approve else None
-    tracked = {name: progress.wrap(fn) for name, fn in activities.items()}
-    if args.interpreter == "asyncio":
-        result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
-                                       max_concurrency=args.max_concurrency, timeout=args.timeout))
-    else:
-        result = run_sync(plan, activities=tracked, approve=approve)
-    progress.close()
-    render_report(RunReport.of(report(result)), out)
+    progress = Progress(plan, err, enabled=err.isatty() and not args.approve)
+    observers: list[Callable[[Any], None]] = [progress.observe]
+    approve = None
+    if args.approve:
+        approve, observe_ready = terminal_approval(out, err, plan, pf.tools)
+        observers.append(observe_ready)
+    exceptions = Exceptions()
+    tracked = {name: exceptions.wrap(name, fn) for name, fn in activities.items()}
+
+    def observer(event: Any) -> None:
+        for observe in observers:
+            observe(event)
+
+    try:
+        if args.interpreter == "asyncio":
+            result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
+                                           max_concurrency=args.max_concurrency,
+                                           timeout=args.timeout, observer=observer))
+        else:
+            result = run_sync(plan, activities=tracked, approve=approve, observer=observer)
+    except BaseException:
+        progress.close()
+        raise
+    data = report(result)
+    progress.close(sum(c["outcome"] == "skipped" for c in data["calls"]))
+    render_report(RunReport.of(data), out)
+    exceptions.render([(e["data"]["call"].get("_tool", "?"), e["data"]["error"]["message"])
+                       for e in data["errors"]], out, args.traceback)
     if args.out:
         try:
             # json_text writes lone surrogates (and controls) as JSON escapes: the file

@@ -1,80 +1,198 @@
-"""The terminal UI of ``obelisk run``: live progress and the approval prompt."""
+"""The terminal UI of ``obelisk run``: live progress, the approval prompt, and the
+exceptions an activity raised.
+
+Drawing uses rich (tables, colour, the live display), which respects ``NO_COLOR`` and
+writes no escape code to something that is not a terminal. Every string from input is
+made :func:`~obelisk.cli.safe.inert` first and given to rich as plain ``Text``, never as
+markup, so a tool named ``[bold red]`` or holding an escape sequence is shown as written.
+
+The display learns what the run does from the run's observer events (``Started``,
+``Decided``, ``Finished``: their documented fields ``node``, ``call``, ``verdict``,
+``outcome``), read by attribute so the CLI needs no import beneath the facade.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
+import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from obelisk import Approve, Deny, Replace
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from obelisk import Approve, CompiledPlan, Deny, Replace
 from obelisk.cli.safe import inert, json_text
 from obelisk.jsonio import InputError, parse_json
 
 
-class Progress:
-    """Live progress on a terminal: calls done of total, running, failed.
+def console_for(stream: TextIO) -> Console:
+    """A rich console on ``stream``: colour only on a terminal and without ``NO_COLOR``."""
+    terminal = stream.isatty()
+    return Console(file=stream, force_terminal=terminal, no_color=bool(
+        os.environ.get("NO_COLOR")) or not terminal, highlight=False, soft_wrap=True,
+        emoji=False, markup=False)
 
-    The counters change in place: this object is the display's state, owned by the one
-    run it watches (activities run one at a time, or on one asyncio loop).
+
+class Progress:
+    """Live progress on a terminal: the running calls with their elapsed time, and how many
+    are done, failed and skipped of the total.
+
+    Fed by the run's observer events (:meth:`observe`); its counters are the display's
+    state, owned by the one run it watches.
     """
 
-    def __init__(self, total: int, stream: TextIO, enabled: bool) -> None:
-        self.total, self.stream, self.enabled = total, stream, enabled
-        self.done = self.running = self.failed = 0
+    def __init__(self, plan: CompiledPlan, stream: TextIO, enabled: bool) -> None:
+        self.plan, self.stream, self.enabled = plan, stream, enabled
+        self.total = len(plan.nodes)
+        self.done = self.failed = 0
+        self.running: dict[int, float] = {}
+        self._live: Live | None = None
+        if enabled:
+            self._live = Live(self._render(), console=console_for(stream),
+                              refresh_per_second=4, transient=True,
+                              get_renderable=self._render)
+            self._live.start()
 
-    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """The activity ``fn``, counted on the display (``fn`` itself when disabled)."""
-        if not self.enabled:
-            return fn
+    def observe(self, event: Any) -> None:
+        """One run event: a call started, or finished (done, or failed when it raised)."""
+        if hasattr(event, "outcome"):
+            self.running.pop(event.node, None)
+            self.done += 1
+            if type(event.outcome).__name__ == "Raised":
+                self.failed += 1
+        elif hasattr(event, "call"):
+            self.running[event.node] = time.monotonic()
+        if self._live is not None:
+            self._live.refresh()  # show each change at once, not at the next tick
+
+    def _render(self) -> Table:
+        table = Table.grid(padding=(0, 2))
+        now = time.monotonic()
+        for node_id, started in sorted(self.running.items()):
+            node = self.plan.nodes[node_id]
+            label = f"call {node.index}" + (f" ({inert(node.tool)})" if node.tool else "")
+            if node.instance is not None:
+                label += f" [{inert(node.instance)}]"
+            table.add_row(Text("running", style="yellow"), Text(label),
+                          Text(f"{now - started:.1f}s", style="dim"))
+        table.add_row(Text(f"{self.done}/{self.total} done", style="bold"),
+                      Text(f"{len(self.running)} running"),
+                      Text(f"{self.failed} failed", style="red" if self.failed else ""))
+        return table
+
+    def close(self, skipped: int = 0) -> None:
+        """End the display, with the final count (skipped calls are known at the end)."""
+        if self._live is not None:
+            self._live.stop()
+            console_for(self.stream).print(Text.assemble(
+                (f"{self.done}/{self.total} done", "bold"), f", {self.failed} failed, ",
+                f"{skipped} skipped"))
+
+
+class Exceptions:
+    """The exceptions activities raised, with their tracebacks, so the summary can list
+    those that a branching call routed to its error branch (they leave no error message)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, BaseException, str]] = []
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The activity ``fn``, each exception it raises recorded and raised again."""
         if inspect.iscoroutinefunction(fn):
             async def run_async_fn(*a: Any) -> Any:
-                self._start()
                 try:
                     return await fn(*a)
-                except BaseException:
-                    self.failed += 1
+                except Exception as exc:
+                    self._record(name, exc)
                     raise
-                finally:
-                    self._end()
             return run_async_fn
 
         def run_fn(*a: Any) -> Any:
-            self._start()
             try:
                 return fn(*a)
-            except BaseException:
-                self.failed += 1
+            except Exception as exc:
+                self._record(name, exc)
                 raise
-            finally:
-                self._end()
         return run_fn
 
-    def _start(self) -> None:
-        self.running += 1
-        self._show()
+    def _record(self, name: str, exc: BaseException) -> None:
+        self.seen.append((name, exc, "".join(traceback.format_exception(
+            type(exc), exc, exc.__traceback__))))
 
-    def _end(self) -> None:
-        self.running -= 1
-        self.done += 1
-        self._show()
+    def render(self, errors: Sequence[tuple[str, str]], out: TextIO,
+               show_traceback: bool) -> None:
+        """List the exceptions that left no error message (routed to an error branch), and
+        with ``show_traceback`` every recorded exception's Python traceback."""
+        pending = list(errors)
+        routed = []
+        for name, exc, text in self.seen:
+            key = (name, str(exc))
+            if key in pending:
+                pending.remove(key)
+            else:
+                routed.append((name, exc, text))
+        if routed:
+            print("\nrouted to an error branch:", file=out)
+            for name, exc, _ in routed:
+                print(f"  {inert(name)}: {inert(type(exc).__name__)}: {inert(str(exc))}",
+                      file=out)
+        if show_traceback and self.seen:
+            print("\ntracebacks:", file=out)
+            for _, _, text in self.seen:
+                print("\n".join("  " + inert(line) for line in text.rstrip().split("\n")),
+                      file=out)
 
-    def _show(self) -> None:
-        self.stream.write(f"\r{self.done}/{self.total} done, {self.running} running, "
-                          f"{self.failed} failed   ")
-        self.stream.flush()
 
-    def close(self) -> None:
-        """End the progress line."""
-        if self.enabled:
-            self.stream.write("\n")
+def terminal_approval(out: TextIO, err: TextIO, plan: CompiledPlan | None = None,
+                      tools: Sequence[Any] = ()) -> tuple[Callable[[dict[str, Any]], Any],
+                                                          Callable[[Any], None]]:
+    """Ask at the terminal before each call: approve, deny (with a reason), or edit.
 
+    Returns the approval hook and an observer: the observer learns which node each ready
+    call is (``Started`` comes before the hook is asked), so the prompt shows the call's
+    index, its tool and the tool's description, where its result goes, and its resolved
+    parameters.
+    """
+    descriptions = _descriptions(tools)
+    pending: list[tuple[int, dict[str, Any]]] = []
+    console = console_for(err)
 
-def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], Any]:
-    """Ask at the terminal before each call: approve, deny (with a reason), or edit."""
+    def observe(event: Any) -> None:
+        if hasattr(event, "call") and not hasattr(event, "outcome"):
+            pending.append((event.node, dict(event.call)))
+
+    def index_of(call: dict[str, Any]) -> str:
+        for number, (node_id, seen) in enumerate(pending):
+            if seen == call:
+                del pending[number]
+                if plan is None:
+                    return ""
+                node = plan.nodes[node_id]
+                where = f" [instance {inert(node.instance)}]" if node.instance is not None else ""
+                return f"call {node.index}{where}: "
+        return ""
 
     def ask(call: dict[str, Any]) -> Any:
-        print(f"\nabout to run {inert(repr(call.get('_tool')))} with:", file=err)
+        tool = call.get("_tool")
+        print(f"\n{index_of(call)}about to run {inert(repr(tool))} with:", file=err)
+        table = Table.grid(padding=(0, 2))
+        description = descriptions.get(tool) if isinstance(tool, str) else None
+        if description:
+            table.add_row(Text("tool", style="bold"), Text(inert(description)))
+        if "_outputPath" in call:
+            table.add_row(Text("result to", style="bold"),
+                          Text(inert(str(call["_outputPath"]))))
+        if table.row_count:
+            console.print(table)
         print(json_text({k: v for k, v in call.items() if not k.startswith("_")}, stream=err),
               file=err)
         while True:
@@ -88,12 +206,45 @@ def terminal_approval(out: TextIO, err: TextIO) -> Callable[[dict[str, Any]], An
                 return Deny(_whole_characters(_prompt(err, "reason: ").strip())
                             or "denied at the terminal")
             if choice == "e":
-                params = _edited_parameters(_prompt(err, "new parameters as one line of JSON: "),
-                                            err)
+                params = _edit(call, err)
                 if params is not None:
                     return Replace(params)
 
-    return ask
+    return ask, observe
+
+
+def _descriptions(tools: Sequence[Any]) -> dict[str, str]:
+    found = {}
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        props = tool.get("properties")
+        name = props.get("_tool", {}).get("const") if isinstance(props, Mapping) else None
+        if isinstance(name, str) and isinstance(tool.get("description"), str):
+            found[name] = tool["description"]
+    return found
+
+
+def _edit(call: dict[str, Any], err: TextIO) -> dict[str, Any] | None:
+    """The edited parameters: in ``$VISUAL`` or ``$EDITOR`` when both ends are a terminal,
+    else (or when the editor fails) typed as one line of JSON."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if editor and sys.stdin.isatty() and err.isatty():
+        params = {k: v for k, v in call.items() if not k.startswith("_")}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
+                                         encoding="utf-8") as handle:
+            handle.write(json_text(params) + "\n")
+            path = handle.name
+        try:
+            # The editor is the user's own command line (as git runs it): through the shell.
+            if subprocess.call(f'{editor} "{path}"', shell=True) == 0:  # noqa: S602
+                with open(path, encoding="utf-8") as edited:
+                    return _edited_parameters(edited.read(), err)
+            print("the editor failed; type the parameters instead", file=err)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    return _edited_parameters(_prompt(err, "new parameters as one line of JSON: "), err)
 
 
 def _prompt(err: TextIO, question: str) -> str:
@@ -124,3 +275,6 @@ def _edited_parameters(text: str, err: TextIO) -> dict[str, Any] | None:
         print("the parameters must be a JSON object", file=err)
         return None
     return params
+
+
+__all__ = ["Exceptions", "Progress", "console_for", "terminal_approval"]

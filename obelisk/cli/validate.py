@@ -3,58 +3,119 @@
 from __future__ import annotations
 
 import argparse
+import os
+import pathlib
 from typing import TextIO
 
-from obelisk import ToolError, ToolRegistry, __version__, compose_calls_schema, summary
+from obelisk import (
+    Diagnostic,
+    ToolError,
+    ToolRegistry,
+    __version__,
+    compose_calls_schema,
+    summary,
+)
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_USAGE,
     Command,
+    add_inputs,
     add_plan_file,
     compile_file,
     load_activities,
+    read_inputs,
+    read_inputs_without_plan,
 )
-from obelisk.cli.render import render_diagnostics
+from obelisk.cli.render import render_located, wheres
 from obelisk.cli.safe import inert, inert_lines, json_text
 from obelisk.jsonio import InputError
-from obelisk.planfile import read_plan_file
-from obelisk.sarif import to_sarif
+from obelisk.planfile import PLAN_FILE_SCHEMA, PlanFile
+from obelisk.positions import Where
+from obelisk.sarif import to_sarif_files
+
+_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
-    """FILE and ``--format text|json|sarif``."""
-    add_plan_file(parser)
+    """FILE..., ``--format``, ``--tools``, ``--context``, ``--min-severity``, ``--fail-on``."""
+    parser.add_argument("files", metavar="FILE", nargs="+",
+                        help="plan files or directories of them (*.json), or - for stdin")
     parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    add_inputs(parser)
+    parser.add_argument("--min-severity", choices=["info", "warning", "error"], default="info",
+                        help="show only diagnostics at least this severe (default: info)")
+    parser.add_argument("--fail-on", choices=["warning", "error"], default="error",
+                        help="exit 1 when a diagnostic is at least this severe "
+                             "(default: error)")
+
+
+def _expand(paths: list[str]) -> list[str]:
+    """Each path, a directory replaced by the JSON files under it (sorted)."""
+    found: list[str] = []
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            files = sorted(str(p) for p in pathlib.Path(path).rglob("*.json"))
+            if not files:
+                raise InputError(f"cannot read {path}: a directory with no *.json file in it")
+            found.extend(files)
+        else:
+            found.append(path)
+    return found
 
 
 def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Print every diagnostic; exit 1 when the plan has errors."""
-    pf = read_plan_file(args.file)
-    plan = compile_file(pf)
-    diagnostics = plan.diagnostics
+    """Report every diagnostic of every file; exit 1 when one reaches ``--fail-on``, 2
+    when a file could not be read (the others are still reported)."""
+    shown_from, fail_from = _RANK[args.min_severity], _RANK[args.fail_on]
+    code = EXIT_OK
+    reports: list[tuple[PlanFile, list[Diagnostic], list[Where | None]]] = []
+    for path in _expand(args.files):
+        try:
+            pf = read_inputs(path, args)
+            plan = compile_file(pf)
+        except InputError as exc:
+            if len(args.files) == 1 and path == args.files[0]:
+                raise  # one file: main reports it as ever
+            print(f"error: {exc.render(inert)}", file=err)
+            code = EXIT_USAGE
+            continue
+        diagnostics = [d for d in plan.diagnostics if _RANK[d.severity.value] >= shown_from]
+        if any(_RANK[d.severity.value] >= fail_from for d in plan.diagnostics):
+            code = max(code, EXIT_FAILED)
+        if args.format == "text":
+            render_located(diagnostics, pf, plan, out)
+            if not pf.tools:
+                print(f"{inert(pf.name)}: info: no tools given: tool names and parameters "
+                      "were not checked (give --tools FILE)", file=out)
+            # Calls as listed; nodes differ when instancing copies calls or a call is not
+            # an object (no node). Edges join nodes.
+            nodes = (f"{len(plan.nodes)} node(s), " if len(plan.nodes) != len(plan.calls)
+                     else "")
+            print(f"{inert(pf.name)}: {len(plan.calls)} call(s), {nodes}"
+                  f"{len(plan.edges)} edge(s): {summary(plan.diagnostics)}", file=out)
+        else:
+            reports.append((pf, diagnostics, wheres(diagnostics, pf)))
     if args.format == "json":
-        print(json_text([d.to_json() for d in diagnostics], stream=out), file=out)
+        print(json_text([{**d.to_json(), "file": pf.name, **(w.to_json() if w else {})}
+                         for pf, ds, ws in reports for d, w in zip(ds, ws, strict=True)],
+                        stream=out), file=out)
     elif args.format == "sarif":
-        print(json_text(to_sarif(diagnostics, pf.name, __version__), stream=out), file=out)
-    else:
-        render_diagnostics(diagnostics, pf.name, out)
-        # Calls as listed; nodes differ when instancing copies calls or a call is not
-        # an object (no node). Edges join nodes.
-        nodes = f"{len(plan.nodes)} node(s), " if len(plan.nodes) != len(plan.calls) else ""
-        print(f"{inert(pf.name)}: {len(plan.calls)} call(s), {nodes}{len(plan.edges)} edge(s): "
-              f"{summary(diagnostics)}", file=out)
-    return EXIT_FAILED if not plan.ok else EXIT_OK
+        print(json_text(to_sarif_files([(pf.name, ds, ws) for pf, ds, ws in reports],
+                                       __version__), stream=out), file=out)
+    return code
 
 
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE and ``--format mermaid|dot|json``."""
     add_plan_file(parser)
     parser.add_argument("--format", choices=["mermaid", "dot", "json"], default="mermaid")
+    add_inputs(parser)
 
 
 def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the dataflow graph, even of an invalid plan (with a note on stderr)."""
-    pf = read_plan_file(args.file)
+    pf = read_inputs(args.file, args)
     plan = compile_file(pf)
     # Labels quote tool names and expressions: each line of the graph is made inert.
     if args.format == "dot":
@@ -70,19 +131,35 @@ def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def add_schema_arguments(parser: argparse.ArgumentParser) -> None:
-    """FILE and ``--activities MODULE:NAME``."""
-    add_plan_file(parser)
+    """[FILE], ``--tools``, ``--context``, ``--activities MODULE:NAME``, ``--plan-file``."""
+    parser.add_argument("file", metavar="FILE", nargs="?",
+                        help="plan file whose tools compose the schema (or - for stdin)")
+    add_inputs(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME",
-                   help="an importable dict of activities, to fill in _activity")
+                        help="an importable dict of activities, to fill in _activity")
+    parser.add_argument("--plan-file", action="store_true",
+                        help="print the JSON Schema of the plan-file format instead "
+                             "(for editors)")
 
 
 def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Print the calls schema composed from the file's tools."""
-    pf = read_plan_file(args.file)
+    """Print the calls schema composed from the tools (or the plan-file format's schema)."""
+    if args.plan_file:
+        print(json_text(PLAN_FILE_SCHEMA, stream=out), file=out)
+        return EXIT_OK
+    if args.file is not None:
+        tools = read_inputs(args.file, args).tools
+        name = "standard input" if args.file == "-" else args.file
+    elif args.tools or args.context:
+        tools = read_inputs_without_plan(args)
+        name = args.tools or args.context
+    else:
+        raise InputError("schema needs a plan FILE, --tools FILE or --context FILE "
+                         "(or --plan-file)")
     try:
-        registry = ToolRegistry.of(pf.tools)
+        registry = ToolRegistry.of(tools)
     except ToolError as exc:
-        raise InputError(f"{pf.name}: {exc}") from None
+        raise InputError(f"{name}: {exc}") from None
     names = list(load_activities(args.activities)) if args.activities else []
     print(json_text(compose_calls_schema(registry, names), stream=out), file=out)
     return EXIT_OK

@@ -1,0 +1,158 @@
+"""Every Python example in docs/ and the README runs: the blocks of a page run in order,
+in one namespace, after the page's prelude below (the names a page's text introduces in
+prose or JSON, such as the weather tool's schema). A line ``x  # value`` whose comment is
+a Python literal is checked: ``x`` must equal it.
+
+Not run: docs/agent.md (its examples call LLM providers over the network; the agent's
+own tests run its loop with a fake client) and docs/architecture*.md (code there shows
+how to write a module, with ``...`` for the body).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import pathlib
+import re
+import sys
+from typing import Any
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from test_tools import SENTIMENT, WEATHER  # noqa: E402
+
+_TOOLS = [WEATHER, {"type": "object", "properties": {
+    "_tool": {"const": "greet"}, "name": {"type": "string"}}}]
+
+PRELUDES: dict[str, dict[str, Any]] = {
+    "tools.md": {"sentiment_schema": SENTIMENT, "weather_schema": WEATHER},
+    "validation.md": {
+        "calls": [{"_tool": "weatherCheck", "location": "†input.city",
+                   "_outputPath": "†state.weather"}],
+        "tool_schemas": _TOOLS,
+        "messages": [{"type": "input", "input": {"city": "Paris"}}],
+    },
+    "semantics.md": {"messages": [{"type": "state", "user": {"name": "Alex"}}]},
+    "dry-run.md": {"plan": [{"_tool": "weatherCheck", "location": "Paris",
+                             "_outputPath": "†state.weather"}],
+                   "context": [], "tools": [WEATHER],
+                   "mocks": {"weatherCheck": {"return": {"temperature": 20,
+                                                          "conditions": "sunny"}}}},
+}
+SKIPPED = {"agent.md", "architecture.md", "architecture-compiler.md",
+           "architecture-interpreters.md"}
+_PYTHON = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
+
+
+def _pages() -> list[pathlib.Path]:
+    return [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in SKIPPED] + [
+        ROOT / "README.md"]
+
+
+def _blocks(page: pathlib.Path) -> list[tuple[int, str]]:
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _PYTHON.finditer(text):
+        indent, body = match.groups()
+        code = "\n".join(line[len(indent):] for line in body.splitlines())
+        found.append((text[:match.start()].count("\n") + 1, code))
+    return found
+
+
+def _checked(code: str) -> str:
+    """The block with each ``expression  # literal`` line turned into an assertion."""
+    lines = []
+    for line in code.splitlines():
+        match = re.match(r"^([^#\s].*?)\s+#\s*(.+)$", line)
+        if match and not match.group(1).startswith("print(") and "..." not in match.group(2):
+            expression, comment = match.groups()
+            try:
+                ast.parse(expression, mode="eval")
+                expected = ast.literal_eval(comment.split("  ")[0].strip())
+            except (SyntaxError, ValueError):
+                lines.append(line)
+                continue
+            lines.append(f"assert ({expression}) == {expected!r}, {expression!r}")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_every_python_example_of_the_page_runs(page: pathlib.Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, Any] = {"__name__": "__doc_example__", **PRELUDES.get(page.name, {})}
+    for line, code in _blocks(page):
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(_checked(code), f"{page.name}:{line}", "exec"), namespace)
+
+
+def test_every_page_with_examples_is_run() -> None:
+    assert sum(len(_blocks(p)) for p in _pages()) >= 20
+
+
+# -- the command lines shown in the docs ---------------------------------------------------
+
+_BLOCK = re.compile(r"```(json|text|console)\n(.*?)```", re.S)
+#: Pages whose ``$ obelisk ...`` examples are run here (validation.md's are run, with its
+#: JSON examples, by tests/test_cli_validate.py).
+CONSOLE_PAGES = ("running.md", "dry-run.md", "semantics.md", "expressions.md")
+
+
+def _console_examples() -> list[tuple[str, str, str, list[str]]]:
+    """(page, the JSON block before the example, the command, the printed lines)."""
+    found = []
+    for page in CONSOLE_PAGES:
+        last_json = ""
+        for kind, body in _BLOCK.findall((ROOT / "docs" / page).read_text(encoding="utf-8")):
+            if kind == "json":
+                last_json = body
+            elif body.startswith("$ ") and "obelisk" in body.splitlines()[0]:
+                lines = body.splitlines()
+                command = [lines.pop(0)[2:]]
+                while command[-1].endswith("\\"):
+                    command.append(lines.pop(0))
+                found.append((page, last_json, "\n".join(command), lines))
+    return found
+
+
+@pytest.mark.parametrize(("page", "content", "command", "printed"),
+                         [pytest.param(*e, id=f"{e[0]}: {e[2][:60]}")
+                          for e in _console_examples()])
+def test_the_command_lines_print_what_the_docs_show(tmp_path: pathlib.Path, page: str,
+                                                    content: str, command: str,
+                                                    printed: list[str]) -> None:
+    import os
+    import shlex
+    import subprocess
+
+    # A file the command names that is not in the repository is the JSON block before it
+    # ("saved as tiny.json"); the command runs from the repository's root otherwise.
+    cwd = ROOT
+    named = [w for w in shlex.split(command.replace("\\\n", " ")) if w.endswith(".json")]
+    if named and not (ROOT / named[0]).exists():
+        (tmp_path / named[0]).write_text(content, encoding="utf-8")
+        cwd = tmp_path
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT / "tests"),
+           "PATH": f"{pathlib.Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    result = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    expected = [line.rstrip() for line in printed]
+    for shown in (result.stdout, result.stdout + result.stderr, result.stderr):
+        lines = [line.rstrip() for line in shown.splitlines()]
+        if "..." in expected:  # the page leaves out the middle
+            cut = expected.index("...")
+            head, tail = expected[:cut], expected[cut + 1:]
+            if lines[:len(head)] == head and lines[len(lines) - len(tail):] == tail:
+                return
+        elif lines == expected:
+            return
+    assert [line.rstrip() for line in result.stdout.splitlines()] == expected, result.stderr
+
+
+def test_the_docs_show_command_lines() -> None:
+    assert len(_console_examples()) >= 25
