@@ -55,7 +55,7 @@ MAX_JSON_DEPTH = 512
 #: The default size limit of a value a run hands out or takes in (a result, a written
 #: value, a resolved call): this many JSON values, each object, array and scalar counting
 #: one. Runs take ``max_value_nodes=`` to change it.
-MAX_VALUE_NODES = 1_000_000
+MAX_VALUE_NODES = 250_000
 
 #: No limit on the size of a value (what :func:`freeze` and :func:`thaw` use by default).
 UNLIMITED = sys.maxsize

@@ -95,7 +95,7 @@ def run_sync(
     asked before each ready call with its resolved parameters; ``latent`` runs latent
     calls without ``_output``; ``clock`` stamps ``_date``; ``observer`` is given every
     run event. A result, written value or resolved call of more than ``max_value_nodes``
-    JSON values (default ``MAX_VALUE_NODES``, 1,000,000) fails its call with
+    JSON values (default ``MAX_VALUE_NODES``, 250,000) fails its call with
     ``ValueTooLarge``. Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)

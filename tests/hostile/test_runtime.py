@@ -309,7 +309,7 @@ def test_a_result_over_the_size_limit_fails_the_call_by_name(run: Interpreter) -
 
 
 def test_the_default_size_limit() -> None:
-    assert MAX_VALUE_NODES == 1_000_000
+    assert MAX_VALUE_NODES == 250_000
     result = run_sync(PLAIN, activities={"t": returning([0] * MAX_VALUE_NODES)})
     assert error_of(result)["type"] == "ValueTooLarge"
 
