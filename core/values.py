@@ -130,7 +130,7 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None) -> Froze
         return cast(int, value)
     if t is bool or value is None:
         return cast(Scalar, value)
-    if t is dict or t is PMap or (t is not PMap and isinstance(value, Mapping)):
+    if t is dict or t is PMap or isinstance(value, Mapping):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
         left[0] -= len(value)

@@ -33,6 +33,7 @@ from obelisk import (
     Context,
     Deny,
     MessageError,
+    Replace,
     RunResult,
     dry_run,
     resolve,
@@ -396,3 +397,17 @@ def test_deny_without_a_string_reason_writes_a_reason(run: Interpreter, reason: 
     result = run(PLAIN, {"t": returning(1)}, approve=lambda call: Deny(reason))
     error = error_of(result)
     assert error["type"] == "Denied" and error["message"] == text
+
+
+def test_a_replacement_call_that_is_not_json_still_reaches_the_activity(run: Interpreter) -> None:
+    # The call is deep-copied for the activity; a value a hook put in that JSON cannot copy
+    # is copied another way (a guard for that copy, not a regression: it worked before).
+    got: list[Any] = []
+
+    def activity(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        got.append(call["x"])
+        return 1
+
+    result = run([{"_tool": "t", "x": 1, "_outputPath": "†state.a"}], {"t": activity},
+                 approve=lambda call: Replace({"x": {1, 2}}))
+    assert not result.errors and got == [{1, 2}]
