@@ -99,7 +99,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
             run.state, ready = advance(run.state)
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
-                    run.tell(Started(invocation.node, invocation.call))
+                    run.tell(Started(invocation.node, fresh(invocation.call)))
             for invocation in ready:
                 if approve is not None:
                     answer = approve(fresh(invocation.call))

@@ -50,7 +50,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                 state, ready = advance(state)
                 if tell is not None:
                     for invocation in ready:
-                        tell(Started(invocation.node, invocation.call))
+                        tell(Started(invocation.node, fresh(invocation.call)))
                 for invocation in ready:
                     if approve is not None:
                         verdict = as_verdict(wait(approve(fresh(invocation.call))))

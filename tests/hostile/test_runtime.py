@@ -411,3 +411,19 @@ def test_a_replacement_call_that_is_not_json_still_reaches_the_activity(run: Int
     result = run([{"_tool": "t", "x": 1, "_outputPath": "†state.a"}], {"t": activity},
                  approve=lambda call: Replace({"x": {1, 2}}))
     assert not result.errors and got == [{1, 2}]
+
+
+def test_an_observer_cannot_edit_the_call_in_place(run: Interpreter) -> None:
+    got: list[Any] = []
+
+    def activity(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        got.append(call["x"])
+        return 1
+
+    def observer(event: Any) -> None:
+        if type(event).__name__ == "Started":
+            event.call["x"]["y"].append("edited")
+
+    run([{"_tool": "t", "x": {"y": [1]}, "_outputPath": "†state.a"}], {"t": activity},
+        observer=observer)
+    assert got == [{"y": [1]}]
