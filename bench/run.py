@@ -7,7 +7,9 @@ Prints:
   3. 100 independent activities that sleep 50 ms, then a join that sleeps 50 ms:
      wall time against the 100 ms critical path                   (target <= 1.1);
   4. the per-call overhead in microseconds (run time less gather time, per call), at
-     1,000 and 10,000 calls, to show it stays flat as plans grow.
+     1,000 and 10,000 calls, to show it stays flat as plans grow;
+  5. the issue's exponential plan (a 40-step dry run whose echo mocks double a value at
+     every step): where and how fast the size limit (max_value_nodes) stops it.
 Compilation is timed separately and not included in the run times.
 
 Run: python bench/run.py
@@ -20,7 +22,7 @@ import statistics
 import time
 from typing import Any
 
-from obelisk import compile_plan, run_async, run_sync
+from obelisk import compile_plan, dry_run, run_async, run_sync
 
 
 async def noop(call: Any = None, tool: Any = None, context: Any = None) -> Any:
@@ -118,6 +120,15 @@ def main() -> None:
     sync_per1k, sync_per10k = s1 / 1_000 * 1e6, s10 / 10_000 * 1e6
     print(f"4. per-call overhead: asyncio {per1k:.0f} us at 1,000 calls, {per10k:.0f} us at 10,000; "
           f"sync chain {sync_per1k:.0f} us at 1,000, {sync_per10k:.0f} us at 10,000")
+
+    doubling = [{"_tool": "echo", "a": f"†state.v{i}", "b": f"†state.v{i}",
+                 "_outputPath": f"†state.v{i + 1}"} for i in range(40)]
+    start = time.perf_counter()
+    dry = dry_run(doubling, [{"type": "state", "v0": "x"}], mocks={"echo": {"echo": True}})
+    elapsed = time.perf_counter() - start
+    steps = sum(c.outcome == "executed" for c in dry.calls)
+    print(f"5. echo doubling, 40 steps: stopped by ValueTooLarge after {steps} steps in "
+          f"{elapsed:.2f} s (errors: {[e['data']['error']['type'] for e in dry.errors]})")
 
 
 if __name__ == "__main__":

@@ -99,7 +99,9 @@ class Context:
         cannot be applied (``push`` onto an object) is accepted, and reads of that kind
         then raise :class:`WriteError` (check with :meth:`write_error` before appending).
         """
-        frozen_message, write = self._normalised(message)
+        return self._appended(*self._normalised(message))
+
+    def _appended(self, frozen_message: Any, write: Write | None) -> Context:
         index = len(self._messages)
         new = self._copy()
         new._messages = self._messages.append(frozen_message)
@@ -112,7 +114,7 @@ class Context:
         index = len(self._messages)
         try:
             frozen_message = freeze(message)
-            return frozen_message, normalise(frozen_message)
+            return frozen_message, normalise(frozen_message, checked=True)
         except NotJSONError as exc:
             raise MessageError(exc.reason, index=index, pointer=exc.pointer) from None
         except MessageError as exc:
@@ -201,7 +203,7 @@ class Context:
         """
         frozen_message, write = self._normalised(message)
         if write is None:
-            return self.append(frozen_message), None
+            return self._appended(frozen_message, None), None
         return self.append_write(frozen_message, write)
 
     def append_write(self, message: Any, write: Write) -> tuple[Context, WriteError | None]:
@@ -230,7 +232,7 @@ class Context:
         """The :class:`WriteError` reading ``message``'s kind would raise after appending
         it, or None: the error of a kind that is already broken, or the one this write
         would cause."""
-        write = normalise(freeze(message))
+        write = normalise(freeze(message), checked=True)
         if write is None:
             return None
         view = self.view(write.kind, write.instance)

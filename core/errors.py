@@ -142,6 +142,19 @@ class NotJSONError(ObeliskError, ValueError):
         super().__init__(f"{reason} at {shown or '/'}")
 
 
+class ValueTooLarge(ObeliskError, ValueError):
+    """A value holds more JSON values than the limit allows (``max_value_nodes``).
+
+    Every object, array and scalar counts one (a string of any length counts one).
+    ``limit`` is the limit that was passed.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"more than {limit:,} JSON values (objects, arrays and scalars "
+                         "each count one)")
+
+
 class PlanRefused(ObeliskError):
     """A plan with error diagnostics cannot run; ``diagnostics`` says why.
 

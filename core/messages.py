@@ -123,8 +123,11 @@ def is_reserved(key: str) -> bool:
     return key in RESERVED_KEYS or key.startswith("_")
 
 
-def normalise(message: Any) -> Write | None:
+def normalise(message: Any, *, checked: bool = False) -> Write | None:
     """The write a message makes, or None when its type carries no data.
+
+    ``checked=True`` says that ``message`` is what :func:`freeze` returned, so its payload
+    is not checked a second time (a context freezes each message once).
 
     Raises :class:`MessageError` for a message that is not an object, has no string
     ``type``, mixes a payload key with inline fields, names a bad kind, method, instance or
@@ -154,7 +157,8 @@ def normalise(message: Any) -> Write | None:
     else:
         payload = {k: message[k] for k in inline}
     try:
-        data = freeze(payload, "/" + payload_key if payload_key in message else "")
+        data = (pmap(payload) if isinstance(payload, dict) else payload) if checked else (
+            freeze(payload, "/" + payload_key if payload_key in message else ""))
     except NotJSONError as exc:
         raise MessageError(exc.reason, pointer=exc.pointer) from None
     instance = message.get("_instance")

@@ -64,7 +64,7 @@ def fold_value(
     """
     writes = []
     for index, message in enumerate(messages):
-        write = normalise(freeze(message))
+        write = normalise(freeze(message), checked=True)
         if write is not None and write.kind == kind:
             writes.append((index, write))
     layers = [w for w in writes if w[1].instance is None]

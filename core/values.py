@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import enum
 import math
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union, cast
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its old home
+from obelisk.core.errors import ValueTooLarge
 
 #: A plain JSON value, as ``json.loads`` makes it.
 Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
@@ -49,78 +52,204 @@ Missing: TypeAlias = Literal[_Missing.MISSING]
 #: Deepest nesting of a JSON value obelisk accepts (objects and arrays inside each other).
 MAX_JSON_DEPTH = 512
 
+#: The default size limit of a value a run hands out or takes in (a result, a written
+#: value, a resolved call): this many JSON values, each object, array and scalar counting
+#: one. Runs take ``max_value_nodes=`` to change it.
+MAX_VALUE_NODES = 250_000
 
-def freeze(value: Any, pointer: str = "") -> Frozen:
-    """The frozen form of a plain JSON value; raises :class:`NotJSONError` for non-JSON.
+#: No limit on the size of a value (what :func:`freeze` and :func:`thaw` use by default).
+UNLIMITED = sys.maxsize
+
+# Any code point of the surrogate range in a Python string is a *lone* surrogate: JSON
+# readers join a valid pair into one character, and UTF-8 cannot encode a lone one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _int_limit() -> int:
+    """Python's limit on the digits of an integer turned into text (0: none)."""
+    get = getattr(sys, "get_int_max_str_digits", None)  # Python 3.11+
+    return int(get()) if get is not None else 0
+
+
+# The bound an integer's absolute value must stay under to be printable, for the limit in
+# force when it was computed: (limit, 10 ** limit), or (0, None) without a limit. Reread
+# once per freeze() so that the common case costs one comparison per integer.
+_INT_BOUND: tuple[int, int | None] = (0, None)
+
+
+def _int_bound() -> int | None:
+    global _INT_BOUND
+    limit = _int_limit()
+    if limit != _INT_BOUND[0]:
+        _INT_BOUND = (limit, 10 ** limit if limit else None)
+    return _INT_BOUND[1]
+
+
+def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED) -> Frozen:
+    """The frozen form of a JSON value; raises :class:`NotJSONError` for non-JSON.
+
+    The value is checked all the way down, even inside a ``PMap`` or ``PVector``: sets,
+    NaN and infinities, non-string keys, other objects, strings holding a lone surrogate
+    (they cannot be written as UTF-8) and integers too long for Python to print
+    (``sys.get_int_max_str_digits()``, 4300 digits by default) are refused. ``str``,
+    ``int`` and ``float`` subclasses become plain values, and mutable containers found
+    inside frozen ones are frozen too; a frozen value that needs nothing is returned as it
+    is, so structure stays shared.
 
     Values nested deeper than :data:`MAX_JSON_DEPTH` are refused (which also catches a
     container that contains itself), so freezing can never exhaust the Python stack, and
-    later recursive operations on frozen values (deep merge) are bounded too.
+    later recursive operations on frozen values (deep merge) are bounded too. A value of
+    more than ``max_nodes`` JSON values raises :class:`ValueTooLarge`, counted as it is
+    frozen (the walk stops there).
     """
+    bound = _int_bound()
     try:
-        return _freeze(value, 0)
+        return _freeze(value, 0, [max_nodes - 1], bound)
     except NotJSONError as exc:
         raise NotJSONError(exc.reason, pointer + exc.pointer) from None
+    except _TooLarge:
+        raise ValueTooLarge(max_nodes) from None
 
 
-def _freeze(value: Any, depth: int) -> Frozen:
+class _TooLarge(Exception):
+    """Raised inside the walk; :func:`freeze` and :func:`thaw` turn it into ValueTooLarge."""
+
+
+def _freeze(value: Any, depth: int, left: list[int], bound: int | None) -> Frozen:
+    # One frame per level of nesting (MAX_JSON_DEPTH frames must fit in the stack).
+    # ``left`` counts down the values this one may still hold; each container takes its
+    # length from it, so the count costs one subtraction per container.
     t = type(value)
-    if t is str or t is int or t is bool or value is None:
+    if t is str:
+        if not value.isascii() and _SURROGATE.search(value):
+            raise NotJSONError(_surrogate_reason(value, "a string"), "")
+        return cast(str, value)
+    if t is int:
+        if bound is not None and (value >= bound or value <= -bound):
+            raise NotJSONError(_long_reason(), "")
+        return cast(int, value)
+    if t is bool or value is None:
         return cast(Scalar, value)
-    if t is dict or (t is not PMap and isinstance(value, Mapping)):
+    if t is dict or t is PMap or isinstance(value, Mapping):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
+        left[0] -= len(value)
+        if left[0] < 0:
+            raise _TooLarge
+        changed = t is not PMap  # a PMap that needs nothing is kept (structure sharing)
         out = {}
         for key, child in value.items():
             if type(key) is not str:
-                raise NotJSONError(f"object key {key!r} is not a string", "")
+                if not isinstance(key, str):
+                    raise NotJSONError(f"object key {_shown(key)} is not a string", "")
+                key, changed = str.__str__(key), True
+            if not key.isascii() and _SURROGATE.search(key):
+                raise NotJSONError(_surrogate_reason(key, "an object key"),
+                                   "/" + _escape(without_surrogates(key)))
             try:
-                out[key] = _freeze(child, depth + 1)
+                frozen = _freeze(child, depth + 1, left, bound)
             except NotJSONError as exc:
                 raise NotJSONError(exc.reason, "/" + _escape(key) + exc.pointer) from None
-        return pmap(out)
-    if t is list or t is tuple:
+            changed = changed or frozen is not child
+            out[key] = frozen
+        return pmap(out) if changed else cast(Frozen, value)
+    if t is list or t is tuple or t is _PVECTOR or isinstance(value, PVector):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
+        left[0] -= len(value)
+        if left[0] < 0:
+            raise _TooLarge
+        changed = t is not _PVECTOR
         items = []
         for index, child in enumerate(value):
             try:
-                items.append(_freeze(child, depth + 1))
+                frozen = _freeze(child, depth + 1, left, bound)
             except NotJSONError as exc:
                 raise NotJSONError(exc.reason, f"/{index}{exc.pointer}") from None
-        return pvector(items)
-    return _freeze_scalar(value, "")
+            changed = changed or frozen is not child
+            items.append(frozen)
+        return pvector(items) if changed else cast(Frozen, value)
+    return _freeze_scalar(value, bound)
 
 
-def _freeze_scalar(value: Any, pointer: str) -> Frozen:
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value
+_PVECTOR: type = type(pvector())  # the C type behind PVector (an abstract class)
+
+
+def _freeze_scalar(value: Any, bound: int | None) -> Frozen:
+    # Floats, and subclasses of str, int and float (an IntEnum, a str subclass with its own
+    # methods) stored as the plain value they stand for.
+    if isinstance(value, bool):
+        return bool(value)
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise NotJSONError(f"{value!r} is not a JSON number", pointer)
-        return value
-    if isinstance(value, (PMap, PVector)):
-        return value
-    raise NotJSONError(f"a {type(value).__name__} is not JSON", pointer)
+        number = float.__float__(value)
+        if not math.isfinite(number):
+            raise NotJSONError(f"{number!r} is not a JSON number", "")
+        return number
+    if isinstance(value, str):
+        return _freeze(str.__str__(value), 0, [0], bound)
+    if isinstance(value, int):
+        return _freeze(int.__int__(value), 0, [0], bound)
+    raise NotJSONError(f"a {type(value).__name__} is not JSON", "")
 
 
-def thaw(value: Frozen) -> Json:
-    """The plain JSON form of a frozen value (dict and list), iteratively.
+def _surrogate_reason(text: str, what: str) -> str:
+    found = _SURROGATE.search(text)
+    code = ord(found.group()) if found else 0xD800
+    return (f"{what} holds a lone surrogate (U+{code:04X}), which is not text: it cannot be "
+            "written as UTF-8")
 
-    Object keys come out in sorted order, whatever order they were written in.
+
+def _long_reason() -> str:
+    limit = _int_limit()
+    return (f"an integer of more than {limit} digits, which Python cannot turn into text; "
+            "write it as a string")
+
+
+def _shown(key: Any) -> str:
+    try:
+        text = repr(key)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real problem
+        return f"of type {type(key).__name__}"
+    return without_surrogates(text if len(text) <= 80 else text[:77] + "...")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate written as a visible escape (``\\ud800``), so
+    that it can go into a context and be written as UTF-8."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def thaw(value: Frozen, *, max_nodes: int = UNLIMITED) -> Json:
+    """The plain JSON form of a frozen value (dict and list), iteratively: every container
+    is new, so changing it changes nothing else.
+
+    Object keys come out in sorted order, whatever order they were written in. A value of
+    more than ``max_nodes`` JSON values raises :class:`ValueTooLarge` (a frozen value can
+    share one child under many keys, so its plain form can be much larger).
     """
+    return thaw_counted(value, max_nodes)[0]
+
+
+def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
+    """:func:`thaw`, and how many JSON values the plain form holds."""
     if isinstance(value, PMap):
         out: Any = {}
     elif isinstance(value, PVector):
         out = []
     else:
-        return value
+        if max_nodes < 1:
+            raise ValueTooLarge(max_nodes)
+        return value, 1
     root = out
+    left = max_nodes - 1
     stack: list[tuple[PMap[str, Frozen] | PVector[Frozen], Any]] = [(value, out)]
     while stack:
         src, dst = stack.pop()
+        left -= len(src)
+        if left < 0:
+            raise ValueTooLarge(max_nodes)
         # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed objects
         # list their keys sorted so every output is deterministic.
         items = sorted(src.items()) if isinstance(src, PMap) else enumerate(src)
@@ -137,7 +266,7 @@ def thaw(value: Frozen) -> Json:
                 dst.append(new)
             if isinstance(child, (PMap, PVector)):
                 stack.append((child, new))
-    return root  # type: ignore[no-any-return]
+    return root, max_nodes - left
 
 
 def is_object(value: object) -> bool:

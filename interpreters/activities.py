@@ -19,7 +19,7 @@ from attrs import frozen
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 
@@ -42,23 +42,40 @@ Activities: TypeAlias = Mapping[str, "Activity"]
 
 
 def outcome_of_value(value: Any) -> Outcome:
-    """A returned value as an outcome: a Branch is a choice, anything else a result."""
+    """A returned value as an outcome: a Branch is a choice, anything else a result.
+
+    A coroutine returned and not awaited (not JSON, so the call fails) is closed, so that
+    Python does not warn that it was never awaited.
+    """
     if isinstance(value, Branch):
         return Chose(value.path, value.value)
+    if inspect.iscoroutine(value):
+        value.close()
     return Returned(value)
 
 
-#: What the sync loop counts as an activity's failure (an outcome): every ``Exception``,
-#: and a ``CancelledError`` an async activity raises itself. Other ``BaseException``s
-#: (``KeyboardInterrupt``, ``SystemExit``...) stop the run and propagate.
-FAILURES: tuple[type[BaseException], ...] = (Exception, asyncio.CancelledError)
+#: What every interpreter counts as an activity's failure, an outcome (SEMANTICS §9):
+#: every ``Exception`` (``StopIteration`` included) and ``GeneratorExit``. Other
+#: ``BaseException``s (``KeyboardInterrupt``, ``SystemExit``...) stop the run.
+OUTCOMES: tuple[type[BaseException], ...] = (Exception, GeneratorExit)
+
+#: What the sync loop counts as an activity's failure: :data:`OUTCOMES`, and a
+#: ``CancelledError`` an async activity raises itself.
+FAILURES: tuple[type[BaseException], ...] = (*OUTCOMES, asyncio.CancelledError)
 
 
 def outcome_of_exception(exc: BaseException) -> Outcome:
     """A raised exception as an outcome (an ActivityError keeps its type and data).
 
     Never raises itself: an exception whose ``str()`` fails is described by its class.
+    A ``StopIteration`` that Python turned into ``RuntimeError`` because it left a
+    coroutine is reported as the ``StopIteration`` the activity raised, as when a plain
+    activity raises it.
     """
+    cause = exc.__cause__
+    if (isinstance(exc, RuntimeError) and isinstance(cause, (StopIteration, StopAsyncIteration))
+            and str(exc).endswith(f"raised {type(cause).__name__}")):
+        exc = cause
     name = type(exc).__name__
     if isinstance(exc, ActivityError):
         etype = _text(exc.type, name)
@@ -85,9 +102,10 @@ def latent_outcome(invocation: Invocation) -> Outcome | None:
 
 
 def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
-    """The three arguments an activity receives, fresh for each invocation."""
+    """The three arguments an activity receives, fresh for each invocation: the call is a
+    deep copy, so what the activity changes in it nobody else sees."""
     tool = invocation.tool.to_json() if invocation.tool is not None else None
-    return dict(invocation.call), tool, invocation.context
+    return fresh(invocation.call), tool, invocation.context
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
@@ -121,10 +139,22 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation) -> Outcome:
         if is_async(fn):
             value = await fn(*arguments(invocation))
         else:
-            value = await asyncio.to_thread(fn, *arguments(invocation))
+            value, failed = await asyncio.to_thread(_in_thread, fn, arguments(invocation))
+            if failed is not None:
+                return outcome_of_exception(failed)
         if inspect.isawaitable(value):
             value = await value
         return outcome_of_value(value)
-    except Exception as exc:  # an activity's failure is an outcome, never a crash
+    except OUTCOMES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
+
+
+def _in_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
+    # A worker thread's failure is caught in the thread and handed back as a value: an
+    # asyncio future cannot carry a StopIteration (the run would wait forever). Other
+    # BaseExceptions (KeyboardInterrupt, SystemExit) still travel as exceptions.
+    try:
+        return fn(*args), None
+    except OUTCOMES as exc:
+        return None, exc
 

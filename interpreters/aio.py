@@ -28,7 +28,7 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
-from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
@@ -51,9 +51,9 @@ AsyncInvoke = AsyncExecutor
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
                       approve: Callable[[dict[str, Any]], Any] | None,
                       clock: Callable[[], str], *, max_concurrency: int | None = None,
-                      timeout: float | None = None,
-                      observer: Observer | None = None,
-                      isolate_invalid: bool = False) -> RunResult:
+                      timeout: float | None = None, observer: Observer | None = None,
+                      isolate_invalid: bool = False,
+                      max_value_nodes: int | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
     The garbage collector is tuned for the length of the run (see ``gc_tuned``);
@@ -63,7 +63,8 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     with gc_tuned():
-        run = _Run(begin(plan, context, isolate_invalid=isolate_invalid), invoke, clock, timeout, observer)
+        run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
+                         max_value_nodes=max_value_nodes), invoke, clock, timeout, observer)
         return await _drive_async(run, approve, max_concurrency)
 
 
@@ -100,10 +101,10 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
             run.state, ready = advance(run.state)
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
-                    run.tell(Started(invocation.node, invocation.call))
+                    run.tell(Started(invocation.node, fresh(invocation.call)))
             for invocation in ready:
                 if approve is not None:
-                    answer = approve(dict(invocation.call))
+                    answer = approve(fresh(invocation.call))
                     if inspect.isawaitable(answer):
                         answer = await answer
                     verdict = as_verdict(answer)
@@ -130,9 +131,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
         # KeyboardInterrupt/SystemExit: no task may outlive the run, so cancel and await
         # every running activity before returning or re-raising.
         run.stopping = True
-        for task in run.tasks.values():
-            task.cancel()
-        await asyncio.gather(*run.tasks.values(), return_exceptions=True)
+        await _stop_tasks(run)
         if not isinstance(exc, asyncio.CancelledError):
             raise
         late = []
@@ -143,6 +142,21 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
             run.tell(Cancelled())
         return finish(cancel(run.state), cancelled=True)  # finished results are kept
     return finish(run.state)
+
+
+async def _stop_tasks(run: _Run) -> None:
+    """Cancel every running task and wait until all have ended. A cancel that arrives
+    meanwhile (the caller cancelling again) does not cut the wait short: the run still
+    returns its cancelled result, with no task left behind."""
+    tasks = list(run.tasks.values())
+    for task in tasks:
+        task.cancel()
+    while True:
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+            return
+        except asyncio.CancelledError:
+            continue  # the gather was cancelled; the tasks were told already, wait again
 
 
 async def _one(run: _Run, invocation: Invocation) -> None:
@@ -215,6 +229,7 @@ async def run_async(
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
     observer: Observer | None = None,
+    max_value_nodes: int | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
 
@@ -225,4 +240,4 @@ async def run_async(
     invoke = async_activity_invoker(compiled, activities or {}, latent)
     return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
                              max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer)
+                             observer=observer, max_value_nodes=max_value_nodes)

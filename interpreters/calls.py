@@ -28,12 +28,21 @@ from obelisk.compiler.plan import CompiledPlan, Node
 from obelisk.compiler.tools import Tool
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, NotJSONError
+from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
 from obelisk.core.messages import kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
-from obelisk.core.values import MISSING, Frozen, freeze, thaw
+from obelisk.core.values import (
+    MISSING,
+    UNLIMITED,
+    Frozen,
+    freeze,
+    thaw,
+    thaw_counted,
+    without_surrogates,
+)
+from obelisk.interpreters.outcomes import Raised
 
 
 @frozen
@@ -97,23 +106,103 @@ def _forget(key: int, _: weakref.ref[CompiledPlan]) -> None:
 
 
 def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
-                  cache: CallCache | None = None) -> dict[str, Any]:
+                  cache: CallCache | None = None, max_nodes: int = UNLIMITED) -> dict[str, Any]:
     """The call as written with every parameter expression replaced by its value.
 
     ``node`` is one of ``plan``'s nodes; ``cache`` is the run's (none: nothing cached).
 
     Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
     never resolved. A copy made by instancing carries its ``_instance``, so the activity
-    knows which instance it works for. Returns a fresh plain dict each time.
+    knows which instance it works for. Returns a fresh plain dict each time. Raises
+    :class:`ValueTooLarge` when the values read hold more than ``max_nodes`` JSON values
+    together (one frozen value read twice counts twice: it is handed out twice).
     """
     text = cache.template(node) if cache is not None else _call_text(node)
     call: Any = json.loads(text)
+    left = max_nodes
     for path, value in values.items():
         target = call
         for segment in path[:-1]:
             target = target[segment]
-        target[path[-1]] = thaw(value)
+        try:
+            target[path[-1]], used = thaw_counted(value, left)
+        except ValueTooLarge:
+            raise ValueTooLarge(max_nodes) from None
+        left -= used
     return call  # type: ignore[no-any-return]
+
+
+def bounded_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
+                 cache: CallCache | None, max_nodes: int) -> dict[str, Any] | Raised:
+    """:func:`resolved_call`, or the ``ValueTooLarge`` failure when it is over the limit."""
+    try:
+        return resolved_call(plan, node, values, cache, max_nodes)
+    except ValueTooLarge:
+        return Raised("ValueTooLarge", too_large(node, "resolved call", max_nodes),
+                      contract=True)
+
+
+def fresh(call: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a plain JSON call, for each party that is handed one (the approval
+    hook, the activity): what one changes in place, the others never see.
+
+    Dicts and lists are copied (a call's values are nested at most ``MAX_JSON_DEPTH``
+    deep, so recursion is bounded); anything else, immutable in a resolved call, is
+    shared. Five times faster than a JSON round trip on a typical call.
+    """
+    out = dict(call)
+    for key, value in out.items():
+        if type(value) is dict or type(value) is list:
+            out[key] = _copy(value)
+    return out
+
+
+def _copy(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+def checked_result(node: Node, value: Any, max_nodes: int) -> Frozen | Raised:
+    """A call's result frozen for the context, or the broken contract that refuses it
+    (``NotJSON``, ``ValueTooLarge``): never routed to an error branch."""
+    try:
+        return freeze(value, max_nodes=max_nodes)
+    except NotJSONError as exc:
+        return Raised("NotJSON", f"the result is not JSON: {exc}", contract=True)
+    except ValueTooLarge:
+        return Raised("ValueTooLarge", too_large(node, "result", max_nodes), contract=True)
+    except Exception as exc:  # noqa: BLE001 - a container whose own methods raise
+        return Raised("NotJSON", f"the result cannot be read as JSON: reading it raised "
+                      f"{type(exc).__name__}", contract=True)
+
+
+def too_large(node: Node, what: str, limit: int) -> str:
+    """The message of a ``ValueTooLarge`` failure: which call, what, and the limit."""
+    return (f"{node.label}: the {what} holds more than {limit:,} JSON values, over the size "
+            f"limit (max_value_nodes={limit}); make it smaller, or raise max_value_nodes")
+
+
+def safe_text(text: Any) -> str:
+    """Text for an error message from anything an activity gave: a string as it is, with
+    lone surrogates written as escapes (so the message can go into the context)."""
+    return without_surrogates(text if isinstance(text, str) else _repr(text))
+
+
+def shown(value: Any) -> str:
+    """The repr of anything, safe for an error message and at most 200 characters."""
+    return safe_text(_repr(value))[:200]
+
+
+def _repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
+        return type(value).__name__
+    return text if isinstance(text, str) else type(value).__name__
 
 
 def _call_text(node: Node) -> str:
@@ -179,20 +268,19 @@ def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> 
     return out
 
 
-def json_or_repr(data: Any) -> Any:
-    """``data`` if it is JSON, else its repr (else its type's name).
+def json_or_repr(data: Any, max_nodes: int = UNLIMITED) -> Any:
+    """``data`` frozen if it is JSON, else its repr (else its type's name).
 
     An error's details that are not JSON are kept as their repr: the failure must still
-    be recorded, routed or not.
+    be recorded, routed or not. Details over ``max_nodes`` JSON values are replaced by a
+    note saying so.
     """
     try:
-        freeze(data)
-    except NotJSONError:
-        try:
-            return repr(data)
-        except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
-            return type(data).__name__
-    return data
+        return thaw(freeze(data, max_nodes=max_nodes))  # a copy: the activity keeps its own
+    except ValueTooLarge:
+        return f"(the error's data held more than {max_nodes:,} JSON values; left out)"
+    except Exception:  # noqa: BLE001 - not JSON, or a container whose methods raise
+        return safe_text(_repr(data))[:10_000]  # a repr can be huge
 
 
 def alternative_of(node: Node, path: str) -> int | None:

@@ -117,6 +117,7 @@ def dry_run(
     clock: Callable[[], Any] | None = None,
     approve: Callable[[dict[str, Any]], Any] | None = None,
     observer: Observer | None = None,
+    max_value_nodes: int | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
 
@@ -124,7 +125,8 @@ def dry_run(
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
-    ``observer`` follows the first run's events. Raises ``PlanRefused`` for a plan with
+    ``observer`` follows the first run's events. ``max_value_nodes`` bounds values as in
+    a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
     errors and :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
@@ -147,9 +149,10 @@ def dry_run(
 
         if interpreter == "sync":
             return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),
-                              approve, read_clock, watch)
+                              approve, read_clock, watch, max_value_nodes=max_value_nodes)
         return asyncio.run(drive_async(compiled, ctx, async_executor(compiled, registry, steer),
-                                       approve, read_clock, observer=watch))
+                                       approve, read_clock, observer=watch,
+                                       max_value_nodes=max_value_nodes))
 
     base = run_once({}, observer)
     if not explore:

@@ -32,6 +32,7 @@ from obelisk.compiler.tools import Tool, resolve_activity
 from obelisk.core.values import MISSING
 from obelisk.interpreters.activities import (
     FAILURES,
+    OUTCOMES,
     Activity,
     call_async,
     call_sync,
@@ -246,7 +247,7 @@ async def execute_async(execution: Execution, invocation: Invocation) -> Outcome
             try:
                 result = executor(invocation)
                 return await result if inspect.isawaitable(result) else result
-            except Exception as exc:  # the executor's failure is the call's outcome
+            except OUTCOMES as exc:  # the executor's failure is the call's outcome
                 return outcome_of_exception(exc)
         case Delegate(to=to):
             return _delegated(to)

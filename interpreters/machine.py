@@ -22,17 +22,13 @@ Invariants (kept by every function here, stated once):
   aside in ``errors`` and appended by ``finish``, ordered by node (call index, instance).
 Scheduling touches only the successors of what finished: O(edges) for a whole run.
 
-Seams (each function says more):
-- keep going: ``begin(plan, isolate_invalid=True)`` runs a plan with errors; each node of
-  ``plan.invalid`` ends at once as INVALID with an ``Invalid`` error listing its
-  diagnostics (code, message, pointer), writing nothing: its readers become dead branches;
-- streaming: ``begin(plan, open=True)``; ``admit(state, plan)`` appends new nodes, PENDING
-  on their unfinished predecessors; while open, a call reading a MISSING value that no call
-  seen so far writes is parked instead of skipped, until ``admit`` or ``close(state)``;
-- executors: what runs a node is chosen in ``executors.choose_executor`` only;
-- events: each step an interpreter takes here is a ``RunEvent`` for its observer, and
-  ``replay.replay`` rebuilds a state from them through these same functions.
-All functions are pure (the plan's ``CallCache`` only memoises).
+Seams (each function says more): keep going (``begin(plan, isolate_invalid=True)``: each
+node of ``plan.invalid`` ends at once as INVALID, writing nothing), streaming
+(``begin(plan, open=True)``, ``admit``, ``close``: while open, a call reading a MISSING
+value no call seen so far writes is parked), executors (chosen in
+``executors.choose_executor`` only), events (``replay.replay`` rebuilds a state from an
+observer's ``RunEvent``s through these same functions). All functions are pure (the plan's
+``CallCache`` only memoises).
 """
 
 from __future__ import annotations
@@ -46,11 +42,11 @@ from obelisk.compiler.diagnostics import render_text
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output, validate_params
 from obelisk.core.context import Context
-from obelisk.core.errors import NotJSONError, PlanRefused, WriteError
+from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, Frozen, Missing, freeze, present, thaw
+from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
 from obelisk.interpreters import calls
 from obelisk.interpreters.calls import CallCache, Invocation
 from obelisk.interpreters.events import FINAL, Event, EventKind, Status
@@ -85,6 +81,7 @@ class RunState:
     trace: PVector[Event]
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
+    max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
     #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
@@ -100,12 +97,15 @@ def refuse(plan: CompiledPlan) -> PlanRefused:
 
 
 def begin(plan: CompiledPlan, context: Context | None = None, *,
-          isolate_invalid: bool = False, open: bool = False) -> RunState:
+          isolate_invalid: bool = False, open: bool = False,
+          max_value_nodes: int | None = None) -> RunState:
     """The state before anything has run.
 
     Raises :class:`PlanRefused` for a plan with error diagnostics, unless
     ``isolate_invalid``: then the nodes in ``plan.invalid`` finish at once as INVALID
-    (see the module docstring). ``open`` starts a run that admits more calls.
+    (see the module docstring). ``open`` starts a run that admits more calls. A result,
+    written value or resolved call over ``max_value_nodes`` JSON values (default
+    :data:`MAX_VALUE_NODES`) fails its call with ``ValueTooLarge``.
     """
     if not plan.ok and not isolate_invalid:
         raise refuse(plan)
@@ -116,6 +116,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
         status=pvector([Status.PENDING] * len(plan.nodes)), waiting=waiting,
         candidates=tuple(n for n, count in enumerate(waiting) if count == 0 and n not in invalid),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
+        max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
         cache=calls.cache_of(plan),
     )
     for node_id in sorted(invalid):
@@ -227,7 +228,9 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         reason = f"dead branch: {', '.join(dead)} was not written"
         return _finish(state, node_id, Status.SKIPPED, reason,
                        Event(EventKind.SKIPPED, node_id, reason)), None
-    call = calls.resolved_call(plan, node, values, state.cache)
+    call = calls.bounded_call(plan, node, values, state.cache, state.max_nodes)
+    if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
+        return _fail(state, node_id, call.type, call.message), None
     tool = plan.tool_of(node)
     if tool is not None:
         problems = validate_params(tool, call)
@@ -240,7 +243,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
         errors=state.errors, reasons=state.reasons,
         trace=state.trace.append(Event(EventKind.STARTED, node_id)),
-        open=state.open, cache=state.cache,
+        open=state.open, max_nodes=state.max_nodes, cache=state.cache,
     )
     return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
 
@@ -279,9 +282,8 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
 
     A plain value goes to the first alternative, a choice to the named one, an exception
     to the last alternative when there are two or more (else an error message). Broken
-    contracts (NotJSON, OutputSchema, BranchContract, WriteError) write nothing and fail
-    the call. Every written path is one message with ``_outputPath``, ``_outputMethod``,
-    ``_call``, ``_date`` and ``_instance``. Raises ``ValueError`` if the node is not running.
+    contracts (NotJSON, ValueTooLarge, BranchContract...) fail the call, writing nothing.
+    Raises ``ValueError`` if the node is not running (messages: ``calls.output_message``).
     """
     if state.status[node_id] is not Status.RUNNING:
         raise ValueError(f"node {node_id} is not running")
@@ -292,7 +294,7 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = calls.json_or_repr(data)  # as in an error message (_fail)
+                    error["data"] = calls.json_or_repr(data, state.max_nodes)  # as in _fail
                 return _write(state, node_id, len(output.alternatives) - 1, error, date,
                               f"{etype} routed to alternative {len(output.alternatives)}")
             return _fail(state, node_id, etype, message, data=data)
@@ -302,12 +304,11 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
                                Event(EventKind.EXECUTED, node_id))
             return _write(state, node_id, 0, value, date, "")
         case Chose(path=path, value=value):
-            alt = calls.alternative_of(node, path)
+            alt = calls.alternative_of(node, path) if isinstance(path, str) else None
             if alt is None:
                 declared = node.output_text or "(no _outputPath)"
-                return _fail(state, node_id, "BranchContract",
-                             f"the activity chose {path!r}, which is not an alternative of "
-                             f"{declared}")
+                return _fail(state, node_id, "BranchContract", f"the activity chose "
+                         f"{calls.shown(path)}, which is not an alternative of {declared}")
             return _write(state, node_id, alt, value, date, f"chose alternative {alt + 1}")
     raise TypeError(f"not an outcome: {outcome!r}")  # pragma: no cover
 
@@ -315,10 +316,9 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
 def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note: str) -> RunState:
     node = state.plan.nodes[node_id]
     assert node.output is not None
-    try:
-        frozen = freeze(value)
-    except NotJSONError as exc:
-        return _fail(state, node_id, "NotJSON", f"the result is not JSON: {exc}")
+    frozen = calls.checked_result(node, value, state.max_nodes)
+    if isinstance(frozen, Raised):
+        return _fail(state, node_id, frozen.type, frozen.message)
     tool = state.plan.tool_of(node)
     if alt == 0 and tool is not None:
         problems = validate_output(tool, thaw(frozen))
@@ -348,7 +348,7 @@ def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any 
           status: Status = Status.FAILED, event: EventKind | None = None) -> RunState:
     node = state.plan.nodes[node_id]
     if data is not MISSING:
-        data = calls.json_or_repr(data)
+        data = calls.json_or_repr(data, state.max_nodes)
     errors = state.errors.set(node_id, calls.error_message(node, etype, message, data))
     kind = event or (EventKind.SKIPPED if status is Status.SKIPPED else EventKind.FAILED)
     return _finish(state, node_id, status, f"{etype}: {message}",
@@ -378,7 +378,7 @@ def _finish(state: RunState, node_id: int, status: Status, reason: str, *events:
         running=state.running - 1 if was_running else state.running,
         errors=state.errors if errors is None else errors,
         reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
-        trace=trace, open=state.open, cache=state.cache,
+        trace=trace, open=state.open, max_nodes=state.max_nodes, cache=state.cache,
     )
 
 

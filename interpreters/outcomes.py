@@ -6,9 +6,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from attrs import frozen
+from attrs import field, frozen
 
-from obelisk.core.values import MISSING
+from obelisk.core.values import MISSING, without_surrogates
+
+
+def _text(value: Any, default: str = "") -> str:
+    # Text that can go into a context: a string as it is (lone surrogates escaped), other
+    # objects by their str(), and ``default`` for None, "" or a str() that fails.
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        try:
+            value = str(value)
+        except Exception:  # noqa: BLE001 - a broken __str__ must not crash the run
+            return default or type(value).__name__
+        if not isinstance(value, str):  # pragma: no cover - str() returns a str
+            return default
+    return without_surrogates(str.__str__(value)) or default
+
+
+def _reason(value: Any) -> str:
+    return _text(value, "denied")
 
 # -- outcomes: what an invocation produced -----------------------------------------------
 
@@ -30,10 +49,14 @@ class Chose:
 
 @frozen
 class Raised:
-    """The activity failed (an exception, a timeout, a mock's ``raise``)."""
+    """The activity failed (an exception, a timeout, a mock's ``raise``).
 
-    type: str
-    message: str
+    ``type`` and ``message`` are made text that a context can hold (lone surrogates
+    escaped, other objects by their ``str()``).
+    """
+
+    type: str = field(converter=_text)
+    message: str = field(converter=_text)
     data: Any = MISSING
     #: A broken contract (NotJSON, NoMock...) never goes to an error branch.
     contract: bool = False
@@ -53,9 +76,13 @@ class Approve:
 
 @frozen
 class Deny:
-    """Do not run the call; it fails with an error of type ``Denied``."""
+    """Do not run the call; it fails with an error of type ``Denied``.
 
-    reason: str = "denied"
+    The reason is text: ``None`` or ``""`` become ``"denied"``, other objects their
+    ``str()``, and lone surrogates are escaped.
+    """
+
+    reason: str = field(default="denied", converter=_reason)
 
 
 @frozen

@@ -16,6 +16,7 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.calls import fresh
 from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
@@ -30,11 +31,13 @@ SyncInvoke = SyncExecutor
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                approve: Callable[[dict[str, Any]], Any] | None,
                clock: Callable[[], str], observer: Observer | None = None, *,
-               isolate_invalid: bool = False) -> RunResult:
+               isolate_invalid: bool = False,
+               max_value_nodes: int | None = None) -> RunResult:
     """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
 
     ``observer`` is given every run event (Started, Decided, Finished) as it happens;
-    ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
+    ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam);
+    ``max_value_nodes`` bounds values (see ``machine.begin``).
     """
     loop = asyncio.new_event_loop()
     tell = observer  # events are made only for an observer: a run without one pays nothing
@@ -44,15 +47,16 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
 
     try:
         with gc_tuned():
-            state = begin(plan, context, isolate_invalid=isolate_invalid)
+            state = begin(plan, context, isolate_invalid=isolate_invalid,
+                          max_value_nodes=max_value_nodes)
             while not state.done:
                 state, ready = advance(state)
                 if tell is not None:
                     for invocation in ready:
-                        tell(Started(invocation.node, invocation.call))
+                        tell(Started(invocation.node, fresh(invocation.call)))
                 for invocation in ready:
                     if approve is not None:
-                        verdict = as_verdict(wait(approve(dict(invocation.call))))
+                        verdict = as_verdict(wait(approve(fresh(invocation.call))))
                         state, next_step = decide(state, invocation, verdict)
                         if tell is not None:
                             tell(Decided(invocation.node, verdict))
@@ -85,6 +89,7 @@ def run_sync(
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
     observer: Observer | None = None,
+    max_value_nodes: int | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
 
@@ -92,8 +97,11 @@ def run_sync(
     ``instances``); a plan with error diagnostics raises ``PlanRefused``. ``approve`` is
     asked before each ready call with its resolved parameters; ``latent`` runs latent
     calls without ``_output``; ``clock`` stamps ``_date``; ``observer`` is given every
-    run event. Returns a RunResult.
+    run event. A result, written value or resolved call of more than ``max_value_nodes``
+    JSON values (default ``MAX_VALUE_NODES``, 250,000) fails its call with
+    ``ValueTooLarge``. Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
-    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer)
+    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
+                      max_value_nodes=max_value_nodes)
