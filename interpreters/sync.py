@@ -16,10 +16,10 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
-from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import as_verdict
 from obelisk.interpreters.replay import Replayed

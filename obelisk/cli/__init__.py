@@ -26,6 +26,7 @@ from obelisk.cli.common import (
     load_context,
 )
 from obelisk.cli.conformance import CONFORMANCE
+from obelisk.cli.durable import HISTORY, RESUME
 from obelisk.cli.resolve import RESOLVE
 from obelisk.cli.run import DRY_RUN, RUN
 from obelisk.cli.safe import inert, inert_lines
@@ -41,6 +42,8 @@ COMMANDS: tuple[Command, ...] = (
     SCHEMA,
     DRY_RUN,
     RUN,
+    RESUME,
+    HISTORY,
     CONFORMANCE,
 )
 

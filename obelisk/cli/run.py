@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from obelisk import MockError, dry_run, invalid_report, report, run_async, run_sync
+from obelisk import (
+    CompiledPlan,
+    Journal,
+    JournalError,
+    JournalUnreadable,
+    MockError,
+    RunResult,
+    dry_run,
+    invalid_report,
+    report,
+    run_async,
+    run_durable,
+    run_durable_async,
+    run_sync,
+)
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -70,7 +85,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
-    ``--timeout``, ``--max-concurrency``, ``--out``."""
+    ``--timeout``, ``--max-concurrency``, ``--out``, and the journal's options."""
     add_plan_file(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME", required=True,
                    help="an importable dict of activity name -> callable")
@@ -80,6 +95,24 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
     parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+    add_journal_arguments(parser)
+
+
+def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--journal``, ``--run``, ``--durability``: record the run (see ``obelisk resume``)."""
+    parser.add_argument("--journal", metavar="RUN.db", help="record the run in this journal")
+    parser.add_argument("--run", dest="run_id", metavar="ID",
+                        help="the run's id in the journal (default: new)")
+    parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
+                        help="sync: each event on disk before the run goes on (default)")
+
+
+def open_journal(path: str, durability: str = "sync") -> Journal:
+    """The journal at ``path``; a file that cannot be opened is bad input (exit 2)."""
+    try:
+        return Journal.open(path, durability)
+    except JournalError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
@@ -107,21 +140,45 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = Progress(len(plan.nodes), err, enabled=err.isatty() and not args.approve)
     approve = terminal_approval(out, err) if args.approve else None
     tracked = {name: progress.wrap(fn) for name, fn in activities.items()}
-    if args.interpreter == "asyncio":
+    if args.journal:
+        with open_journal(args.journal, args.durability) as journal:
+            result = _run_journaled(args, plan, journal, tracked, approve, err)
+    elif args.interpreter == "asyncio":
         result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
                                        max_concurrency=args.max_concurrency, timeout=args.timeout))
     else:
         result = run_sync(plan, activities=tracked, approve=approve)
     progress.close()
+    return finish_run(result, args.out, out)
+
+
+def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
+                   activities: Mapping[str, Any], approve: Any, err: TextIO) -> RunResult:
+    run_id = args.run_id or uuid.uuid4().hex
+    print(f"journal: run {run_id} in {args.journal}", file=err)
+    try:
+        if args.interpreter == "asyncio":
+            return asyncio.run(run_durable_async(
+                plan, journal=journal, run_id=run_id, activities=activities, approve=approve,
+                max_concurrency=args.max_concurrency, timeout=args.timeout))
+        return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
+                           approve=approve)
+    except JournalUnreadable as exc:
+        raise InputError(str(exc)) from None
+
+
+def finish_run(result: RunResult, path: str | None, out: TextIO) -> int:
+    """Print the run's report, write its context to ``path`` (when given); the exit code:
+    1 when the run added error messages or did not complete."""
     render_report(RunReport.of(report(result)), out)
-    if args.out:
+    if path:
         try:
             # json_text writes lone surrogates (and controls) as JSON escapes: the file
             # is always valid UTF-8, and reads back to the same context.
-            with open(args.out, "w", encoding="utf-8") as handle:
+            with open(path, "w", encoding="utf-8") as handle:
                 handle.write(json_text(result.context.to_json()) + "\n")
         except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
 
 

@@ -27,10 +27,11 @@ from obelisk.journal.store import (
     RunHeader,
     Store,
 )
+from obelisk.journal.table import history
 
 __all__ = [
     "AT_MOST_ONCE", "FORMAT_VERSION", "Durability", "Journal", "JournalError",
     "JournalUnreadable", "JournalWriteError", "Record", "RecordKind", "Recorded", "RunHeader",
-    "RunRecorder", "SqliteStore", "Store", "idempotency_key", "recorded", "resume",
+    "RunRecorder", "SqliteStore", "Store", "history", "idempotency_key", "recorded", "resume",
     "resume_async", "run_durable", "run_durable_async",
 ]

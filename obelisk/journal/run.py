@@ -12,6 +12,7 @@ activity runs, and for an at-most-once tool that was running when the run stoppe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -174,10 +175,8 @@ async def _drive_async(session: _Session, plan: CompiledPlan, context: Context,
 
 def _flush_quietly(recorder: RunRecorder) -> None:
     # On the way out of a failed run, commit what can be; the run's own error wins.
-    try:
+    with contextlib.suppress(Exception):
         recorder.flush()
-    except Exception:  # noqa: BLE001 - the error that stopped the run is the one to report
-        pass
 
 
 def run_durable(
