@@ -40,7 +40,8 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an importable dict of activity name -> callable")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"],
                         help="default: the one the run was recorded with")
-    parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
+    parser.add_argument("--approve", action="store_true",
+                        help="ask at the terminal before each call")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
     parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")

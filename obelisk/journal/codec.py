@@ -77,7 +77,9 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
 def _not_json(outcome: Outcome) -> Outcome:
     """The outcome as the machine will take it, when its value is not JSON: the machine
     turns it into a NotJSON failure with the same text, so the record holds that."""
-    value = outcome.value if isinstance(outcome, (Returned, Chose)) else outcome
+    if not isinstance(outcome, (Returned, Chose)):
+        return outcome
+    value = outcome.value
     try:
         freeze(value)
     except NotJSONError as exc:
