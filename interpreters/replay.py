@@ -58,7 +58,7 @@ def replay(plan: CompiledPlan, context: Context | None, events: Iterable[RunEven
 class Replayed:
     """A replayed run and the calls it left under way: ``undecided`` were started and
     wait for the approval hook's answer (only when ``approvals``), ``running`` were
-    started (and approved) and have no outcome yet. Both in node order."""
+    started (and approved) and have no outcome yet. Both in the order they started."""
 
     state: RunState
     undecided: tuple[Invocation, ...]
@@ -101,5 +101,4 @@ def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[Ru
                 state = close(state)
             case _:  # pragma: no cover
                 raise TypeError(f"not a run event: {event!r}")
-    return Replayed(state, tuple(undecided[n] for n in sorted(undecided)),
-                    tuple(running[n] for n in sorted(running)))
+    return Replayed(state, tuple(undecided.values()), tuple(running.values()))

@@ -74,30 +74,32 @@ def _outcome(outcome: Outcome) -> dict[str, Any]:
     raise TypeError(f"not an outcome: {outcome!r}")  # pragma: no cover
 
 
-def _not_json(outcome: Outcome) -> Outcome:
-    """The outcome as the machine will take it, when its value is not JSON: the machine
-    turns it into a NotJSON failure with the same text, so the record holds that."""
+def _not_json(outcome: Outcome, dropped: bool) -> Outcome:
+    """The outcome as the machine will take it. A value that is not JSON is a NotJSON
+    failure with this text (the machine's ``_write`` words it the same way; the journal
+    tests compare a replay with the run), unless the call is fire-and-forget: its value
+    is dropped unread, so the record drops it too."""
     if not isinstance(outcome, (Returned, Chose)):
         return outcome
-    value = outcome.value
+    if dropped:
+        return Returned(None) if isinstance(outcome, Returned) else Chose(outcome.path, None)
     try:
-        freeze(value)
+        freeze(outcome.value)
     except NotJSONError as exc:
-        return Raised("NotJSON", str(exc), contract=True)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - freeze raises NotJSONError
-        return Raised("NotJSON", str(exc), contract=True)
+        return Raised("NotJSON", f"the result is not JSON: {exc}", contract=True)
     return outcome
 
 
-def encode(event: RunEvent) -> tuple[RecordKind, int | None, str | None]:
-    """One run event as a row's kind, node and JSON data."""
+def encode(event: RunEvent, plan: CompiledPlan) -> tuple[RecordKind, int | None, str | None]:
+    """One run event of a run of ``plan`` as a row's kind, node and JSON data."""
     match event:
         case Started(node=node):
             return RecordKind.START, node, None
         case Finished(node=node, outcome=outcome, date=date):
             # The machine's own check first: a value json.dumps would write but the
             # machine refuses (a key that is not a string) must be recorded as refused.
-            data = {"date": date, **_outcome(_not_json(outcome))}
+            dropped = plan.nodes[node].output is None
+            data = {"date": date, **_outcome(_not_json(outcome, dropped))}
             return RecordKind.FINISH, node, dumps(data)
         case Decided(node=node, verdict=verdict):
             return RecordKind.DECIDE, node, dumps(_verdict(verdict))

@@ -168,7 +168,7 @@ class RunRecorder:
     # -- what the run tells ------------------------------------------------------------
 
     def __call__(self, event: RunEvent) -> None:
-        kind, node, data = encode(event)
+        kind, node, data = encode(event, self.plan)
         self._add(kind, node, data, commit=kind is not RecordKind.START)
 
     def key(self, node: int) -> str:
