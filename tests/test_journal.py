@@ -315,9 +315,8 @@ BROKEN = [
 def test_a_damaged_journal_is_refused_with_a_clear_error(
         db: pathlib.Path, damage: Any, message: str) -> None:
     damage(db)
-    with pytest.raises(JournalUnreadable, match=message):
-        with Journal.open(db) as journal:
-            resume(journal, "R", activities=Counting().activities)
+    with pytest.raises(JournalUnreadable, match=message), Journal.open(db) as journal:
+        resume(journal, "R", activities=Counting().activities)
 
 
 @pytest.mark.parametrize("where", ["missing/dir/run.db", "a-file/run.db"])

@@ -82,7 +82,8 @@ def chain(tmp: pathlib.Path, interpreter: str, mode: str, durability: str,
     while True:
         run_env = dict(env)
         if len(kills) < KILLS and mode == "self":
-            run_env["OBELISK_TEST_KILL_AT"] = f"{rng.randint(1, 8)}:{rng.choice(['before', 'after'])}"
+            phase = rng.choice(["before", "after"])
+            run_env["OBELISK_TEST_KILL_AT"] = f"{rng.randint(1, 8)}:{phase}"
         proc = subprocess.Popen([sys.executable, "-m", "obelisk", *argv], env=run_env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if len(kills) < KILLS and mode == "external":
