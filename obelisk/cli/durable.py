@@ -52,7 +52,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Continue a recorded run and print its report; exit 1 when the run added error
     messages or did not complete, 2 when the journal cannot be resumed."""
-    with open_journal(args.journal, args.durability) as journal:
+    with open_journal(args.journal, args.durability, create=False) as journal:
         try:
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
@@ -92,7 +92,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print a recorded run's events, as a table or as JSON."""
-    with open_journal(args.journal) as journal:
+    with open_journal(args.journal, create=False) as journal:
         try:
             data = journal_history(journal, args.run_id)
         except JournalUnreadable as exc:

@@ -107,10 +107,10 @@ def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sync: each event on disk before the run goes on (default)")
 
 
-def open_journal(path: str, durability: str = "sync") -> Journal:
+def open_journal(path: str, durability: str = "sync", *, create: bool = True) -> Journal:
     """The journal at ``path``; a file that cannot be opened is bad input (exit 2)."""
     try:
-        return Journal.open(path, durability)
+        return Journal.open(path, durability, create=create)
     except JournalError as exc:
         raise InputError(str(exc)) from None
 

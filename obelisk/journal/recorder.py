@@ -48,8 +48,11 @@ class Journal:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str],
-             durability: Durability | str = Durability.SYNC) -> Journal:
-        """The SQLite journal at ``path``, created when missing."""
+             durability: Durability | str = Durability.SYNC, *, create: bool = True) -> Journal:
+        """The SQLite journal at ``path``, created when missing (unless not ``create``:
+        then a missing file raises JournalUnreadable)."""
+        if not create and not os.path.exists(path):
+            raise JournalUnreadable(f"{os.fspath(path)}: no such journal")
         return cls(SqliteStore(path), durability, os.fspath(path))
 
     def __enter__(self) -> Journal:
