@@ -368,7 +368,7 @@ class FailingStore:
         self.inner.close()
 
 
-@pytest.mark.parametrize("fail_at", [1, 2, 9, 20])
+@pytest.mark.parametrize("fail_at", [1, 2, 9, 12])
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
 def test_a_failing_store_stops_the_run_and_loses_nothing(
         db: pathlib.Path, fail_at: int, interpreter: str) -> None:

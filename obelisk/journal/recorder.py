@@ -107,12 +107,14 @@ class RunRecorder:
 
     At ``sync`` durability a row that lets the run go on (an invocation, an outcome, a
     verdict, a solution, the end) is committed before the method returns, together with
-    the rows before it; at ``batch`` rows are committed every 256 rows or 100 ms.
+    the rows before it (with ``lazy_outcomes``, an outcome waits for the next such row);
+    at ``batch`` rows are committed every 256 rows or 100 ms.
     A write that fails raises :class:`~obelisk.journal.store.JournalWriteError`.
     """
 
     def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
-                 tick: int = 0, chain: tuple[str, ...] = ()) -> None:
+                 tick: int = 0, chain: tuple[str, ...] = (), lazy_outcomes: bool = False
+                 ) -> None:
         self.journal = journal
         self.run_id = run_id
         self.plan = plan
@@ -125,6 +127,10 @@ class RunRecorder:
         self._sync = journal.durability is Durability.SYNC
         self._failure: BaseException | None = None
         self._solutions: dict[int, str] = {}
+        #: Commit an outcome with the next committed row instead of on its own: for a
+        #: loop that, after an outcome, only does the machine's bookkeeping before its next
+        #: committed row (an invocation, an approval request via :meth:`flush`, the end).
+        self.lazy_outcomes = lazy_outcomes
 
     # -- writing ---------------------------------------------------------------------
 
@@ -172,7 +178,8 @@ class RunRecorder:
 
     def __call__(self, event: RunEvent) -> None:
         kind, node, data = encode(event, self.plan)
-        self._add(kind, node, data, commit=kind is not RecordKind.START)
+        lazy = kind is RecordKind.START or (self.lazy_outcomes and kind is RecordKind.FINISH)
+        self._add(kind, node, data, commit=not lazy)
 
     def key(self, node: int) -> str:
         """The idempotency key of node ``node`` of this run."""

@@ -27,7 +27,7 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.common import clock_of, prepare
+from obelisk.interpreters.common import clock_of, gc_tuned, prepare
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.outcomes import Outcome, Raised
@@ -91,7 +91,9 @@ def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Co
     invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
     ended = any(r.kind is RecordKind.END for r in records)
     try:
-        replayed = replay_open(plan, context, events, approvals=bool(options.get("approvals")))
+        with gc_tuned():  # as a run would: the replayed context is many small objects
+            replayed = replay_open(plan, context, events,
+                                   approvals=bool(options.get("approvals")))
     except (KeyError, ValueError, IndexError, TypeError) as exc:
         raise JournalUnreadable(f"{journal.name}: run {header.run_id!r} does not replay "
                                 f"through its plan ({exc!r}): the journal is damaged") from None
@@ -147,8 +149,19 @@ def _drive(session: _Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None) -> RunResult:
     invoke = _sync_invoker(activity_invoker(plan, activities or {}, latent), session)
+    recorder = session.recorder
+    # One call at a time: after an outcome the sync loop only does the machine's
+    # bookkeeping before it invokes the next call (whose invoke row commits the outcome
+    # with it), asks the approval hook (flushed first, below) or ends (flushed). One
+    # commit per call instead of two.
+    recorder.lazy_outcomes = True
+    asked = approve
+    if approve is not None:
+        def asked(call: dict[str, Any]) -> Any:
+            recorder.flush()
+            return approve(call)
     try:
-        result = drive_sync(plan, context, invoke, approve, clock_of(clock), session.recorder,
+        result = drive_sync(plan, context, invoke, asked, clock_of(clock), recorder,
                             resume=session.replayed)
     finally:
         _flush_quietly(session.recorder)
