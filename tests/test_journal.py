@@ -368,7 +368,7 @@ class FailingStore:
         self.inner.close()
 
 
-@pytest.mark.parametrize("fail_at", [1, 2, 9, 12])
+@pytest.mark.parametrize("fail_at", [1, 2, 5, 9])
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
 def test_a_failing_store_stops_the_run_and_loses_nothing(
         db: pathlib.Path, fail_at: int, interpreter: str) -> None:
@@ -386,7 +386,7 @@ def test_a_failing_store_stops_the_run_and_loses_nothing(
     with Journal.open(db) as journal:
         result = resume(journal, "R", activities=rest.activities, clock=clock)
         finished = {r.node for r in journal.records("R") if r.kind is RecordKind.FINISH}
-    assert result.context == reference(calls).context
+    assert same_data(result.context, reference(calls).context)
     # every call either has an outcome recorded once or ran again after the failure
     assert len(finished) == len(set(first.keys) | set(rest.keys))
 

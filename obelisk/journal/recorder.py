@@ -105,16 +105,15 @@ class RunRecorder:
     """Records one run into a journal: call it with every run event (it is an observer),
     call :meth:`invoking` right before a call is invoked, :meth:`end` when the run ended.
 
-    At ``sync`` durability a row that lets the run go on (an invocation, an outcome, a
-    verdict, a solution, the end) is committed before the method returns, together with
-    the rows before it (with ``lazy_outcomes``, an outcome waits for the next such row);
-    at ``batch`` rows are committed every 256 rows or 100 ms.
+    At ``sync`` durability a row that lets the run go on (an at-most-once invocation, an
+    outcome, a verdict, a solution, the end) is committed before the method returns,
+    together with the rows before it; at ``batch`` rows are committed every 256 rows or
+    100 ms.
     A write that fails raises :class:`~obelisk.journal.store.JournalWriteError`.
     """
 
     def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
-                 tick: int = 0, chain: tuple[str, ...] = (), lazy_outcomes: bool = False
-                 ) -> None:
+                 tick: int = 0, chain: tuple[str, ...] = ()) -> None:
         self.journal = journal
         self.run_id = run_id
         self.plan = plan
@@ -127,10 +126,6 @@ class RunRecorder:
         self._sync = journal.durability is Durability.SYNC
         self._failure: BaseException | None = None
         self._solutions: dict[int, str] = {}
-        #: Commit an outcome with the next committed row instead of on its own: for a
-        #: loop that, after an outcome, only does the machine's bookkeeping before its next
-        #: committed row (an invocation, an approval request via :meth:`flush`, the end).
-        self.lazy_outcomes = lazy_outcomes
 
     # -- writing ---------------------------------------------------------------------
 
@@ -178,18 +173,22 @@ class RunRecorder:
 
     def __call__(self, event: RunEvent) -> None:
         kind, node, data = encode(event, self.plan)
-        lazy = kind is RecordKind.START or (self.lazy_outcomes and kind is RecordKind.FINISH)
-        self._add(kind, node, data, commit=not lazy)
+        self._add(kind, node, data, commit=kind is not RecordKind.START)
 
     def key(self, node: int) -> str:
         """The idempotency key of node ``node`` of this run."""
         found = self.plan.nodes[node]
         return idempotency_key(self.run_id, found.index, found.instance, self.tick, self.chain)
 
-    def invoking(self, node: int) -> str:
-        """Record that node ``node`` is about to be invoked; its idempotency key."""
+    def invoking(self, node: int, commit: bool = True) -> str:
+        """Record that node ``node`` is about to be invoked; its idempotency key.
+
+        ``commit``: on disk before returning (at ``sync``). Needed only for a call that must
+        not run twice; any other call runs again when its outcome is missing, whether its
+        invocation was recorded or not, so its row can wait for its outcome's commit.
+        """
         key = self.key(node)
-        self._add(RecordKind.INVOKE, node, key, commit=True)
+        self._add(RecordKind.INVOKE, node, key, commit=commit)
         return key
 
     def resumed(self) -> None:

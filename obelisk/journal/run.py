@@ -4,9 +4,10 @@ machine (``replay_open``) and continue it with the normal interpreter loop.
 
 Nothing here decides what a call does: the recorded events go through the machine's own
 functions, and the loop is ``drive_sync`` / ``drive_async``. What this module adds is the
-bookkeeping around an invocation: the ``invoke`` row and its idempotency key before the
-activity runs, and for an at-most-once tool that was running when the run stopped, an
-``Interrupted`` outcome instead of a second invocation.
+bookkeeping around an invocation: the ``invoke`` row and its idempotency key (on disk
+before the activity runs for an at-most-once tool; with the outcome for any other, which
+runs again when its outcome is missing either way), and for an at-most-once tool that was
+running when the run stopped, an ``Interrupted`` outcome instead of a second invocation.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 from pyrsistent import PMap
 
 from obelisk.compiler.plan import CompiledPlan, compile_plan
@@ -102,7 +103,10 @@ def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Co
     if not ended:
         recorder.resumed()
     interrupted = frozenset(i.node for i in replayed.running if i.node in invoked)
-    return _Session(recorder, replayed, interrupted, ended)
+    # The calls that were in flight go first: with a concurrency limit, calls started but
+    # never invoked must not push them back (their outcomes are what is missing).
+    running = sorted(replayed.running, key=lambda i: i.node not in interrupted)
+    return _Session(recorder, evolve(replayed, running=tuple(running)), interrupted, ended)
 
 
 def _interrupted(session: _Session, invocation: Invocation, seen: set[int]) -> Outcome | None:
@@ -126,7 +130,8 @@ def _sync_invoker(inner: SyncExecutor, session: _Session) -> SyncExecutor:
         stopped = _interrupted(session, invocation, seen)
         if stopped is not None:
             return stopped
-        invocation.call["_idempotencyKey"] = session.recorder.invoking(invocation.node)
+        invocation.call["_idempotencyKey"] = session.recorder.invoking(
+            invocation.node, commit=at_most_once(invocation.tool))
         return inner(invocation, wait)
 
     return run
@@ -139,7 +144,8 @@ def _async_invoker(inner: AsyncExecutor, session: _Session) -> AsyncExecutor:
         stopped = _interrupted(session, invocation, seen)
         if stopped is not None:
             return stopped
-        invocation.call["_idempotencyKey"] = session.recorder.invoking(invocation.node)
+        invocation.call["_idempotencyKey"] = session.recorder.invoking(
+            invocation.node, commit=at_most_once(invocation.tool))
         return await inner(invocation)
 
     return run
@@ -149,20 +155,9 @@ def _drive(session: _Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None) -> RunResult:
     invoke = _sync_invoker(activity_invoker(plan, activities or {}, latent), session)
-    recorder = session.recorder
-    # One call at a time: after an outcome the sync loop only does the machine's
-    # bookkeeping before it invokes the next call (whose invoke row commits the outcome
-    # with it), asks the approval hook (flushed first, below) or ends (flushed). One
-    # commit per call instead of two.
-    recorder.lazy_outcomes = True
-    asked = approve
-    if approve is not None:
-        def asked(call: dict[str, Any]) -> Any:
-            recorder.flush()
-            return approve(call)
     try:
-        result = drive_sync(plan, context, invoke, asked, clock_of(clock), recorder,
-                            resume=session.replayed)
+        result = drive_sync(plan, context, invoke, approve, clock_of(clock),
+                            session.recorder, resume=session.replayed)
     finally:
         _flush_quietly(session.recorder)
     if not session.ended:
