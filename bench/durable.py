@@ -14,6 +14,7 @@ Prints, in one run:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -81,11 +82,9 @@ def resume_rate(folder: str, n: int = 10_000) -> tuple[int, float, float]:
         return {"n": call["i"]}
 
     with Journal.open(path, "batch") as journal:
-        try:
+        with contextlib.suppress(Stop):
             obelisk.run_durable(compiled, journal=journal, run_id="R",
                                 activities={"step": stop_halfway})
-        except Stop:
-            pass
         events = sum(1 for _ in journal.records("R"))
     first: list[float] = []
 

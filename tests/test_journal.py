@@ -23,7 +23,7 @@ from obelisk import (
     run_durable,
     run_durable_async,
 )
-from obelisk.journal import Record, RunHeader, SqliteStore, idempotency_key
+from obelisk.journal import Record, RunHeader, RunRecorder, SqliteStore, idempotency_key
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import durable_activities as acts  # noqa: E402
@@ -402,3 +402,22 @@ def test_a_full_disk_is_a_clear_error(db: pathlib.Path) -> None:
     with Journal.open(db) as journal:
         result = resume(journal, "R", activities=Counting().activities, clock=clock)
     assert result.context == reference(acts.plan(30, 10)).context
+
+
+def test_solutions_are_recorded_by_tick_for_the_agent_loop(db: pathlib.Path) -> None:
+    solution = {"plan": [{"_tool": "work", "i": 1}], "output": None}
+    with Journal.open(db) as journal:
+        run_durable(acts.plan(1, 1), journal=journal, run_id="R", tools=TOOLS,
+                    activities=Counting().activities)
+        plan = obelisk.compile_plan(acts.plan(1, 1), tools=TOOLS)
+        recorder = RunRecorder(journal, "R", plan, next_seq=100)
+        recorder.record_solution(1, solution)
+        assert recorder.recorded_solution(1) == solution
+        assert recorder.recorded_solution(2) is None
+        recorder.begin_tick(2, plan)
+        assert recorder.key(0) == "R//2/0/"
+        fresh = RunRecorder(journal, "R", plan)
+        fresh.load_solutions(list(journal.records("R")))
+        assert fresh.recorded_solution(1) == solution
+        rows = obelisk.journal_history(journal, "R")["events"]
+    assert rows[-1] == {"seq": 100, "event": "solution", "tick": 1, "solution": solution}

@@ -210,6 +210,13 @@ class RunRecorder:
         self._solutions[tick] = text
         self._add(RecordKind.SOLUTION, tick, text, commit=True)
 
+    def begin_tick(self, tick: int, plan: CompiledPlan) -> None:
+        """Follow the run of tick ``tick``'s plan: the events recorded from now on are its
+        (rows after a tick's ``solution`` row belong to that tick), and its idempotency
+        keys carry the tick."""
+        self.tick = tick
+        self.plan = plan
+
     def recorded_solution(self, tick: int) -> Any | None:
         """The solution recorded for ``tick`` (a resumed run never asks the LLM again for
         it), or None when that tick has none."""
