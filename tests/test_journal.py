@@ -421,3 +421,31 @@ def test_solutions_are_recorded_by_tick_for_the_agent_loop(db: pathlib.Path) -> 
         assert fresh.recorded_solution(1) == solution
         rows = obelisk.journal_history(journal, "R")["events"]
     assert rows[-1] == {"seq": 100, "event": "solution", "tick": 1, "solution": solution}
+
+
+def test_a_cancelled_run_resumes_its_cancelled_calls(db: pathlib.Path) -> None:
+    calls = acts.plan(2, 2)
+
+    async def cancel_midway() -> obelisk.RunResult:
+        started = asyncio.Event()
+
+        async def slow(call: dict[str, Any], tool: Any, context: Any) -> Any:
+            if call["i"] == 1:
+                started.set()
+                await asyncio.sleep(30)
+            return {"n": call.get("prev", {"n": 0})["n"] + call["i"]}
+
+        with Journal.open(db) as journal:
+            task = asyncio.create_task(run_durable_async(
+                calls, journal=journal, run_id="R", tools=TOOLS, clock=clock,
+                activities={"work": slow}))
+            await started.wait()
+            task.cancel()
+            return await task
+
+    assert asyncio.run(cancel_midway()).status == "cancelled"
+    again = Counting()
+    with Journal.open(db) as journal:
+        resumed = resume(journal, "R", activities=again.activities, clock=clock)
+    assert resumed.status == "completed" and "R//0/1/" in again.keys
+    assert same_data(resumed.context, reference(calls).context)

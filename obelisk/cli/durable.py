@@ -59,7 +59,7 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.interpreter = interpreter
             _check_run_options(args)
             status = journal_history(journal, run.header.run_id)["status"]
-            if args.activities is None and status == "unfinished":
+            if args.activities is None and status != "completed":
                 raise InputError(f"{args.journal}: run {run.header.run_id} has not ended: "
                                  "give --activities to continue it")
             activities = load_activities(args.activities) if args.activities else {}

@@ -141,7 +141,9 @@ def _decode(record: Record) -> RunEvent | None:
     if kind is RecordKind.START:
         return Started(_node(node), {})
     if kind is RecordKind.CANCEL:
-        return Cancelled()
+        # A cancelled run stopped, as a killed one did: resuming it runs the cancelled
+        # calls again, so the cancellation is not replayed.
+        return None
     if kind not in (RecordKind.FINISH, RecordKind.DECIDE):
         return None
     data = json.loads(record.data or "")

@@ -90,7 +90,8 @@ def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Co
     records = list(journal.records(header.run_id))
     events = decode(records, journal.name)
     invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
-    ended = any(r.kind is RecordKind.END for r in records)
+    ended = any(r.kind is RecordKind.END and '"cancelled"' not in (r.data or "")
+                for r in records)
     try:
         with gc_tuned():  # as a run would: the replayed context is many small objects
             replayed = replay_open(plan, context, events,
