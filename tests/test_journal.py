@@ -393,12 +393,18 @@ def test_a_failing_store_stops_the_run_and_loses_nothing(
 
 def test_a_full_disk_is_a_clear_error(db: pathlib.Path) -> None:
     store = SqliteStore(db)
-    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-    store._db.execute(f"PRAGMA max_page_count={pages + 12}")  # SQLITE_FULL mid-run
+    work = Counting()
+
+    def fill_the_disk(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        if len(work.keys) == 20:  # from now on the file cannot grow: SQLITE_FULL
+            pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+            store._db.execute(f"PRAGMA max_page_count={pages}")
+        return work(call, tool, context)
+
     with Journal(store, name=str(db)) as journal, pytest.raises(JournalWriteError,
                                                               match="full"):
         run_durable(acts.plan(30, 10), journal=journal, run_id="R", tools=TOOLS,
-                    activities=Counting().activities, clock=clock)
+                    activities={"work": fill_the_disk}, clock=clock)
     with Journal.open(db) as journal:
         result = resume(journal, "R", activities=Counting().activities, clock=clock)
     assert result.context == reference(acts.plan(30, 10)).context

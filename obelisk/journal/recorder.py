@@ -126,6 +126,7 @@ class RunRecorder:
         self._sync = journal.durability is Durability.SYNC
         self._failure: BaseException | None = None
         self._solutions: dict[int, str] = {}
+        self._last: RecordKind | None = None  # the kind of the last run event recorded
 
     # -- writing ---------------------------------------------------------------------
 
@@ -173,7 +174,16 @@ class RunRecorder:
 
     def __call__(self, event: RunEvent) -> None:
         kind, node, data = encode(event, self.plan)
-        self._add(kind, node, data, commit=kind is not RecordKind.START)
+        if kind is RecordKind.START:
+            # The machine starts a whole batch at once and tells each call in a row:
+            # the batch's first call is all a replay needs (it advances the machine).
+            if self._last is RecordKind.START:
+                return
+            self._last = kind
+            self._add(kind, node, data, commit=False)
+            return
+        self._last = kind
+        self._add(kind, node, data, commit=True)
 
     def key(self, node: int) -> str:
         """The idempotency key of node ``node`` of this run."""
