@@ -42,6 +42,7 @@ from obelisk.interpreters.machine import (
     finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.replay import Replayed
 from obelisk.interpreters.result import RunResult
 
 #: How the asyncio loop runs one invocation (kept under its old name).
@@ -53,19 +54,26 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       clock: Callable[[], str], *, max_concurrency: int | None = None,
                       timeout: float | None = None, observer: Observer | None = None,
                       isolate_invalid: bool = False,
-                      max_value_nodes: int | None = None) -> RunResult:
+                      max_value_nodes: int | None = None,
+                      resume: Replayed | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
     The garbage collector is tuned for the length of the run (see ``gc_tuned``);
     ``observer`` is given every run event (Started, Decided, Finished, Cancelled);
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
+    ``resume`` continues a replayed run instead of beginning one: its running calls start
+    first, its undecided calls go to the approval hook.
     """
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
     with gc_tuned():
-        run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
-                         max_value_nodes=max_value_nodes), invoke, clock, timeout, observer)
-        return await _drive_async(run, approve, max_concurrency)
+        if resume is None:
+            run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
+                             max_value_nodes=max_value_nodes), invoke, clock, timeout, observer)
+            return await _drive_async(run, approve, max_concurrency)
+        run = _Run(resume.state, invoke, clock, timeout, observer)
+        run.queued.extend(resume.running)
+        return await _drive_async(run, approve, max_concurrency, resume.undecided)
 
 
 class _Run:
@@ -94,14 +102,20 @@ class _Run:
 
 
 async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | None,
-                       max_concurrency: int | None) -> RunResult:
-    """The asyncio loop: advance, approve, start tasks, complete them as they finish."""
+                       max_concurrency: int | None,
+                       undecided: Sequence[Invocation] = ()) -> RunResult:
+    """The asyncio loop: advance, approve, start tasks, complete them as they finish.
+
+    ``undecided``: started calls of a resumed run that still wait for the approval hook.
+    """
     try:
         while True:
             run.state, ready = advance(run.state)
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
                     run.tell(Started(invocation.node, fresh(invocation.call)))
+            if undecided:
+                ready, undecided = (*undecided, *ready), ()
             for invocation in ready:
                 if approve is not None:
                     answer = approve(fresh(invocation.call))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from attrs import frozen
+
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
@@ -48,24 +50,55 @@ def replay(plan: CompiledPlan, context: Context | None, events: Iterable[RunEven
     whatever the machine raises for an event that does not fit the run (``ValueError``
     for completing a call that is not running).
     """
+    return replay_open(plan, context, events, isolate_invalid=isolate_invalid,
+                       open=open).state
+
+
+@frozen
+class Replayed:
+    """A replayed run and the calls it left under way: ``undecided`` were started and
+    wait for the approval hook's answer (only when ``approvals``), ``running`` were
+    started (and approved) and have no outcome yet. Both in the order they started."""
+
+    state: RunState
+    undecided: tuple[Invocation, ...]
+    running: tuple[Invocation, ...]
+
+
+def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,
+                isolate_invalid: bool = False, open: bool = False,
+                approvals: bool = False) -> Replayed:
+    """As :func:`replay`, also returning the invocations a resumed run must pick up.
+
+    ``approvals``: the run had an approval hook, so a started call runs only after a
+    Decided event; without one, a started call is running at once.
+    """
     state = begin(plan, context, isolate_invalid=isolate_invalid, open=open)
-    ready: dict[int, Invocation] = {}
+    undecided: dict[int, Invocation] = {}
+    running: dict[int, Invocation] = {}
     for event in events:
         match event:
             case Started(node=node):
                 if state.status[node] is Status.PENDING:
                     state, started = advance(state)
-                    ready.update((invocation.node, invocation) for invocation in started)
+                    for invocation in started:
+                        (undecided if approvals else running)[invocation.node] = invocation
             case Decided(node=node, verdict=verdict):
-                state, _ = decide(state, ready[node], verdict)
+                pending = undecided.pop(node) if node in undecided else running.pop(node)
+                state, next_step = decide(state, pending, verdict)
+                if next_step is not None:
+                    running[node] = next_step
             case Finished(node=node, outcome=outcome, date=date):
                 state = complete(state, node, outcome, date)
+                running.pop(node, None)
             case Cancelled():
                 state = cancel(state)
+                running.clear()
+                undecided.clear()
             case Admitted(plan=extended):
                 state = admit(state, extended)
             case Closed():
                 state = close(state)
             case _:  # pragma: no cover
                 raise TypeError(f"not a run event: {event!r}")
-    return state
+    return Replayed(state, tuple(undecided.values()), tuple(running.values()))

@@ -16,12 +16,13 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
-from obelisk.interpreters.calls import fresh
+from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
-from obelisk.interpreters.machine import advance, begin, complete, decide, finish
+from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import as_verdict
+from obelisk.interpreters.replay import Replayed
 from obelisk.interpreters.result import RunResult
 
 #: How the sync loop runs one invocation (kept under its old name).
@@ -32,12 +33,15 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                approve: Callable[[dict[str, Any]], Any] | None,
                clock: Callable[[], str], observer: Observer | None = None, *,
                isolate_invalid: bool = False,
-               max_value_nodes: int | None = None) -> RunResult:
+               max_value_nodes: int | None = None,
+               resume: Replayed | None = None) -> RunResult:
     """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
 
     ``observer`` is given every run event (Started, Decided, Finished) as it happens;
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam);
-    ``max_value_nodes`` bounds values (see ``machine.begin``).
+    ``max_value_nodes`` bounds values (see ``machine.begin``). ``resume`` continues a
+    replayed run instead of beginning one: its running calls are invoked first, then its
+    undecided calls go to the approval hook.
     """
     loop = asyncio.new_event_loop()
     tell = observer  # events are made only for an observer: a run without one pays nothing
@@ -45,15 +49,22 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
     def wait(value: Any) -> Any:
         return loop.run_until_complete(value) if inspect.isawaitable(value) else value
 
+    def run_one(state: RunState, invocation: Invocation) -> RunState:
+        outcome, date = invoke(invocation, wait), clock()
+        state = complete(state, invocation.node, outcome, date)
+        if tell is not None:
+            tell(Finished(invocation.node, outcome, date))
+        return state
+
     try:
         with gc_tuned():
-            state = begin(plan, context, isolate_invalid=isolate_invalid,
-                          max_value_nodes=max_value_nodes)
-            while not state.done:
-                state, ready = advance(state)
-                if tell is not None:
-                    for invocation in ready:
-                        tell(Started(invocation.node, fresh(invocation.call)))
+            state = (begin(plan, context, isolate_invalid=isolate_invalid,
+                           max_value_nodes=max_value_nodes) if resume is None else resume.state)
+            approved: Sequence[Invocation] = () if resume is None else resume.running
+            ready: Sequence[Invocation] = () if resume is None else resume.undecided
+            while True:
+                for invocation in approved:
+                    state = run_one(state, invocation)
                 for invocation in ready:
                     if approve is not None:
                         verdict = as_verdict(wait(approve(fresh(invocation.call))))
@@ -63,11 +74,14 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                         if next_step is None:
                             continue
                         invocation = next_step
-                    outcome, date = invoke(invocation, wait), clock()
-                    state = complete(state, invocation.node, outcome, date)
-                    if tell is not None:
-                        tell(Finished(invocation.node, outcome, date))
-            return finish(state)
+                    state = run_one(state, invocation)
+                if state.done:
+                    return finish(state)
+                state, ready = advance(state)
+                approved = ()
+                if tell is not None:
+                    for invocation in ready:
+                        tell(Started(invocation.node, fresh(invocation.call)))
     finally:
         loop.close()
 

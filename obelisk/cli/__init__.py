@@ -29,6 +29,7 @@ from obelisk.cli.common import (
     load_activities,
     load_context,
 )
+from obelisk.cli.durable import HISTORY, RESUME
 from obelisk.cli.kit import ADAPTER, CONFORMANCE, FUZZ
 from obelisk.cli.resolve import RESOLVE
 from obelisk.cli.run import DRY_RUN, RUN
@@ -45,6 +46,8 @@ COMMANDS: tuple[Command, ...] = (
     SCHEMA,
     DRY_RUN,
     RUN,
+    RESUME,
+    HISTORY,
     AGENT,
     CONFORMANCE,
     ADAPTER,

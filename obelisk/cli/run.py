@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from obelisk import MockError, dry_run, invalid_report, report, run_async, run_sync
+from obelisk import (
+    CompiledPlan,
+    Journal,
+    JournalError,
+    JournalUnreadable,
+    MockError,
+    RunResult,
+    dry_run,
+    invalid_report,
+    report,
+    run_async,
+    run_durable,
+    run_durable_async,
+    run_sync,
+)
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -101,6 +116,24 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
+    add_journal_arguments(parser)
+
+
+def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--journal``, ``--run``, ``--durability``: record the run (see ``obelisk resume``)."""
+    parser.add_argument("--journal", metavar="RUN.db", help="record the run in this journal")
+    parser.add_argument("--run", dest="run_id", metavar="ID",
+                        help="the run's id in the journal (default: new)")
+    parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
+                        help="sync: each event on disk before the run goes on (default)")
+
+
+def open_journal(path: str, durability: str = "sync", *, create: bool = True) -> Journal:
+    """The journal at ``path``; a file that cannot be opened is bad input (exit 2)."""
+    try:
+        return Journal.open(path, durability, create=create)
+    except JournalError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
@@ -125,42 +158,89 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    progress = Progress(plan, err, enabled=err.isatty() and not args.approve)
-    observers: list[Callable[[Any], None]] = [progress.observe]
-    approve = None
-    if args.approve:
-        approve, observe_ready = terminal_approval(out, err, plan, pf.tools)
-        observers.append(observe_ready)
-    exceptions = Exceptions()
-    tracked = {name: exceptions.wrap(name, fn) for name, fn in activities.items()}
+    display = Display.start(plan, pf.tools, out, err, approve=args.approve)
+    tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
+    try:
+        if args.journal:
+            with open_journal(args.journal, args.durability) as journal:
+                result = _run_journaled(args, plan, journal, tracked, display, err)
+        elif args.interpreter == "asyncio":
+            result = asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
+                                           max_concurrency=args.max_concurrency,
+                                           timeout=args.timeout, observer=display.observe))
+        else:
+            result = run_sync(plan, activities=tracked, approve=display.approve,
+                              observer=display.observe)
+    except BaseException:
+        display.progress.close()
+        raise
+    return finish_run(result, args.out, out, display, traceback=args.traceback)
 
-    def observer(event: Any) -> None:
-        for observe in observers:
+
+class Display:
+    """What a run shows at the terminal: live progress, the approval prompt (when asked
+    for), and the exceptions routed to error branches; ``observe`` feeds them events."""
+
+    def __init__(self, progress: Progress, approve: Any, exceptions: Exceptions,
+                 observers: list[Callable[[Any], None]]) -> None:
+        self.progress, self.approve, self.exceptions = progress, approve, exceptions
+        self._observers = observers
+
+    @classmethod
+    def start(cls, plan: CompiledPlan, tools: Any, out: TextIO, err: TextIO, *,
+              approve: bool) -> Display:
+        """The display of a run of ``plan``: progress on a terminal unless approving."""
+        progress = Progress(plan, err, enabled=err.isatty() and not approve)
+        observers: list[Callable[[Any], None]] = [progress.observe]
+        hook = None
+        if approve:
+            hook, observe_ready = terminal_approval(out, err, plan, tools)
+            observers.append(observe_ready)
+        return cls(progress, hook, Exceptions(), observers)
+
+    def observe(self, event: Any) -> None:
+        """Pass one run event to every part of the display."""
+        for observe in self._observers:
             observe(event)
 
+
+def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
+                   activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
+    run_id = args.run_id or uuid.uuid4().hex
+    print(f"journal: run {run_id} in {args.journal}", file=err)
     try:
         if args.interpreter == "asyncio":
-            result = asyncio.run(run_async(plan, activities=tracked, approve=approve,
-                                           max_concurrency=args.max_concurrency,
-                                           timeout=args.timeout, observer=observer))
-        else:
-            result = run_sync(plan, activities=tracked, approve=approve, observer=observer)
-    except BaseException:
-        progress.close()
-        raise
+            return asyncio.run(run_durable_async(
+                plan, journal=journal, run_id=run_id, activities=activities,
+                approve=display.approve, max_concurrency=args.max_concurrency,
+                timeout=args.timeout, observer=display.observe))
+        return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
+                           approve=display.approve, observer=display.observe)
+    except JournalUnreadable as exc:
+        raise InputError(str(exc)) from None
+
+
+def finish_run(result: RunResult, path: str | None, out: TextIO,
+               display: Display | None = None, *, traceback: bool = False) -> int:
+    """Close the display, print the run's report (and the exceptions routed to error
+    branches), write its context to ``path`` (when given); the exit code: 1 when the run
+    added error messages or did not complete."""
     data = report(result)
-    progress.close(sum(c["outcome"] == "skipped" for c in data["calls"]))
+    if display is not None:
+        display.progress.close(sum(c["outcome"] == "skipped" for c in data["calls"]))
     render_report(RunReport.of(data), out)
-    exceptions.render([(e["data"]["call"].get("_tool", "?"), e["data"]["error"]["message"])
-                       for e in data["errors"]], out, args.traceback)
-    if args.out:
+    if display is not None:
+        display.exceptions.render(
+            [(e["data"]["call"].get("_tool", "?"), e["data"]["error"]["message"])
+             for e in data["errors"]], out, traceback)
+    if path:
         try:
             # json_text writes lone surrogates (and controls) as JSON escapes: the file
             # is always valid UTF-8, and reads back to the same context.
-            with open(args.out, "w", encoding="utf-8") as handle:
+            with open(path, "w", encoding="utf-8") as handle:
                 handle.write(json_text(result.context.to_json()) + "\n")
         except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
 
 

@@ -1,0 +1,130 @@
+"""Durable runs: what journaling costs, how fast a resume replays, how the journal grows.
+
+    python bench/durable.py
+
+Prints, in one run:
+- a 1,000-call plan whose activities take 5 ms: unjournaled vs journaled at ``sync``
+  (target: at most 1.5 times);
+- the same plan with no-op activities: unjournaled vs ``batch`` (target: at most 2 times),
+  and ``sync`` for information;
+- a 10,000-call run stopped at its midpoint, then resumed: events replayed per second
+  before the first activity runs again (target: at least 20,000);
+- the journal's size for 1,000 and 10,000 calls (target: ratio at most 10).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import obelisk  # noqa: E402
+from obelisk import Journal  # noqa: E402
+
+
+def plan(n: int) -> obelisk.CompiledPlan:
+    """``n`` calls in chains of 10: each step reads the previous step's result."""
+    calls: list[dict[str, Any]] = []
+    for i in range(n):
+        call: dict[str, Any] = {"_tool": "step", "i": i, "_outputPath": f"†s.r{i}"}
+        if i % 10:
+            call["prev"] = f"†s.r{i - 1}"
+        calls.append(call)
+    return obelisk.compile_plan(calls)
+
+
+def sleeper(seconds: float) -> Any:
+    def step(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        if seconds:
+            time.sleep(seconds)
+        return {"n": call["i"]}
+    return step
+
+
+def timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def journaled(compiled: obelisk.CompiledPlan, activities: Any, level: str, folder: str,
+              name: str) -> tuple[float, int]:
+    path = os.path.join(folder, name)
+    with Journal.open(path, level) as journal:
+        seconds = timed(lambda: obelisk.run_durable(compiled, journal=journal, run_id="R",
+                                                    activities=activities))
+    size = sum(os.path.getsize(path + suffix) for suffix in ("", "-wal")
+               if os.path.exists(path + suffix))
+    return seconds, size
+
+
+class Stop(BaseException):
+    """Stops the run in the middle, as a crash would."""
+
+
+def resume_rate(folder: str, n: int = 10_000) -> tuple[int, float, float]:
+    """Events recorded before the stop; seconds from ``resume`` to the first activity
+    run again; seconds of that spent reading and compiling the recorded plan."""
+    compiled = plan(n)
+    path = os.path.join(folder, "half.db")
+    count = 0
+
+    def stop_halfway(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count > n // 2:
+            raise Stop()
+        return {"n": call["i"]}
+
+    with Journal.open(path, "batch") as journal:
+        with contextlib.suppress(Stop):
+            obelisk.run_durable(compiled, journal=journal, run_id="R",
+                                activities={"step": stop_halfway})
+        events = sum(1 for _ in journal.records("R"))
+    first: list[float] = []
+
+    def mark(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        if not first:
+            first.append(time.perf_counter())
+        return {"n": call["i"]}
+
+    with Journal.open(path, "batch") as journal:
+        compiling = timed(lambda: obelisk.recorded(journal, "R"))
+        start = time.perf_counter()
+        obelisk.resume(journal, "R", activities={"step": mark})
+    return events, first[0] - start, compiling
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        thousand = plan(1000)
+        slow = {"step": sleeper(0.005)}
+        noop = {"step": sleeper(0)}
+        obelisk.run_sync(plan(100), activities=noop)  # warm up
+        base_slow = timed(lambda: obelisk.run_sync(thousand, activities=slow))
+        sync_slow, _ = journaled(thousand, slow, "sync", folder, "slow-sync.db")
+        print(f"1,000 calls of 5 ms: unjournaled {base_slow:.3f} s, sync {sync_slow:.3f} s, "
+              f"ratio {sync_slow / base_slow:.2f} (target <= 1.5)")
+        base = timed(lambda: obelisk.run_sync(thousand, activities=noop))
+        batch, size_1k = journaled(thousand, noop, "batch", folder, "noop-batch.db")
+        sync, _ = journaled(thousand, noop, "sync", folder, "noop-sync.db")
+        print(f"1,000 no-op calls: unjournaled {base:.3f} s, batch {batch:.3f} s, ratio "
+              f"{batch / base:.2f} (target <= 2); sync {sync:.3f} s, ratio {sync / base:.2f}")
+        events, seconds, compiling = resume_rate(folder)
+        replaying = seconds - compiling
+        print(f"resume of a 10,000-call run stopped at its midpoint: {events:,} events "
+              f"replayed in {replaying:.3f} s, {events / replaying:,.0f} events/s "
+              f"(target >= 20,000); with reading and compiling the plan ({compiling:.3f} s) "
+              f"{seconds:.3f} s to the first activity")
+        _, size_10k = journaled(plan(10_000), noop, "batch", folder, "noop-batch-10k.db")
+        print(f"journal size: 1,000 calls {size_1k:,} bytes, 10,000 calls {size_10k:,} "
+              f"bytes, ratio {size_10k / size_1k:.2f} (target <= 10)")
+
+
+if __name__ == "__main__":
+    main()

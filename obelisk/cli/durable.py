@@ -1,0 +1,153 @@
+"""The commands of durable runs:
+
+    obelisk resume RUN.db [--run ID] [--activities pkg.mod:NAME] [--out FILE] ...
+    obelisk history RUN.db [--run ID] [--json]
+
+``resume`` continues a run recorded with ``obelisk run FILE --journal RUN.db``; ``history``
+prints what the journal holds for a run. ``--run`` defaults to the journal's newest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+from obelisk import (
+    Journal,
+    JournalUnreadable,
+    RunResult,
+    journal_history,
+    recorded,
+    resume,
+    resume_async,
+)
+from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
+from obelisk.cli.safe import inert, json_text
+from obelisk.jsonio import InputError
+
+
+def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
+    """RUN.db, ``--run`` and the options of ``run``."""
+    parser.add_argument("journal", metavar="RUN.db", help="the journal the run is recorded in")
+    parser.add_argument("--run", dest="run_id", metavar="ID",
+                        help="the run to resume (default: the newest)")
+    parser.add_argument("--activities", metavar="MODULE:NAME",
+                        help="an importable dict of activity name -> callable")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"],
+                        help="default: the one the run was recorded with")
+    parser.add_argument("--approve", action="store_true",
+                        help="ask at the terminal before each call")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
+    parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
+    parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
+    parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
+                        help="sync: each event on disk before the run goes on (default)")
+
+
+def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Continue a recorded run and print its report; exit 1 when the run added error
+    messages or did not complete, 2 when the journal cannot be resumed."""
+    with open_journal(args.journal, args.durability, create=False) as journal:
+        try:
+            run = recorded(journal, args.run_id)
+            interpreter = args.interpreter or run.options.get("interpreter", "sync")
+            args.interpreter = interpreter
+            _check_run_options(args)
+            status = journal_history(journal, run.header.run_id)["status"]
+            if args.activities is None and status != "completed":
+                raise InputError(f"{args.journal}: run {run.header.run_id} has not ended: "
+                                 "give --activities to continue it")
+            activities = load_activities(args.activities) if args.activities else {}
+            print(f"journal: resuming run {run.header.run_id} of {args.journal}", file=err)
+            display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve)
+            tracked = {name: display.exceptions.wrap(name, fn)
+                       for name, fn in activities.items()}
+            try:
+                result = _resume(journal, run.header.run_id, interpreter, tracked, display,
+                                 args)
+            except BaseException:
+                display.progress.close()
+                raise
+        except JournalUnreadable as exc:
+            raise InputError(str(exc)) from None
+    return finish_run(result, args.out, out, display)
+
+
+def _resume(journal: Journal, run_id: str, interpreter: str,
+            activities: Mapping[str, Callable[..., Any]], display: Display,
+            args: argparse.Namespace) -> RunResult:
+    if interpreter == "asyncio":
+        return asyncio.run(resume_async(journal, run_id, activities=activities,
+                                        approve=display.approve,
+                                        max_concurrency=args.max_concurrency,
+                                        timeout=args.timeout, observer=display.observe))
+    return resume(journal, run_id, activities=activities, approve=display.approve,
+                  interpreter="sync", observer=display.observe)
+
+
+def add_history_arguments(parser: argparse.ArgumentParser) -> None:
+    """RUN.db, ``--run``, ``--json``."""
+    parser.add_argument("journal", metavar="RUN.db", help="the journal to read")
+    parser.add_argument("--run", dest="run_id", metavar="ID",
+                        help="the run to show (default: the newest)")
+    parser.add_argument("--json", action="store_true", help="print the events as JSON")
+
+
+def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Print a recorded run's events, as a table or as JSON."""
+    with open_journal(args.journal, create=False) as journal:
+        try:
+            data = journal_history(journal, args.run_id)
+        except JournalUnreadable as exc:
+            raise InputError(str(exc)) from None
+    if args.json:
+        print(json_text(data, stream=out), file=out)
+        return EXIT_OK
+    print(inert(f"run {data['run']} ({data['status']}), created {data['created']}, "
+                f"{len(data['events'])} events"), file=out)
+    print(f"{'seq':>6}  {'event':<8}  {'call':>5}  {'instance':<10}  detail", file=out)
+    for row in data["events"]:
+        call = row.get("call", row.get("tick", ""))
+        print(inert(f"{row['seq']:>6}  {row['event']:<8}  {call!s:>5}  "
+                    f"{row.get('instance', '')!s:<10}  {_detail(row)}"), file=out)
+    return EXIT_OK
+
+
+def _detail(row: Mapping[str, Any]) -> str:
+    """The rest of an event row, short."""
+    match row["event"]:
+        case "invoke":
+            return f"key {row['key']}"
+        case "finish":
+            outcome = row["outcome"]
+            if "returned" in outcome:
+                text = f"returned {_short(outcome['returned'])}"
+            elif "chose" in outcome:
+                text = f"chose {outcome['chose']} {_short(outcome['value'])}"
+            else:
+                text = f"raised {outcome['raised']}: {outcome['message']}"
+            return f"{row['date']}  {_short(text, 100)}"
+        case "decide":
+            return _short(row["verdict"])
+        case "solution":
+            return _short(row["solution"])
+        case "end":
+            return f"{row['status']}, {row['errors']} error message(s)"
+        case "resume":
+            return f"at {row['at']}"
+    return ""
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+RESUME = Command("resume", "continue a run recorded with --journal", add_resume_arguments,
+                 resume_command)
+HISTORY = Command("history", "print the events a journal recorded for a run",
+                  add_history_arguments, history_command)

@@ -1,0 +1,180 @@
+"""Run events as journal rows and back; a run's header and its digest.
+
+Only what the machine cannot derive is written: a Started row is the node alone (the
+machine recomputes the resolved call), a Finished row is the outcome and the clock's
+value, a Decided row the verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.context import Context
+from obelisk.core.errors import NotJSONError
+from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.interpreters.events import (
+    Admitted,
+    Cancelled,
+    Closed,
+    Decided,
+    Finished,
+    RunEvent,
+    Started,
+)
+from obelisk.interpreters.outcomes import (
+    Approve,
+    Chose,
+    Deny,
+    Outcome,
+    Raised,
+    Replace,
+    Returned,
+    Verdict,
+)
+from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text, keys in the order given (the order a context was written in)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def header_of(plan: CompiledPlan, context: Context, options: Mapping[str, Any]) -> tuple[str, str]:
+    """A run's header (its calls, initial context, tools and options) as JSON text, and
+    the digest of that text and the format version."""
+    tools = [json.loads(tool.text) for tool in plan.tools.tools] if plan.tools else []
+    header = {"calls": [thaw(call) for call in plan.calls], "context": context.to_json(),
+              "tools": tools, "options": dict(options)}
+    text = dumps(header)
+    return text, digest_of(text)
+
+
+def digest_of(header: str, version: int = FORMAT_VERSION) -> str:
+    """The SHA-256 of a header's text and the format version, in hex."""
+    return hashlib.sha256(f"{version}\n{header}".encode()).hexdigest()
+
+
+def _outcome(outcome: Outcome) -> dict[str, Any]:
+    match outcome:
+        case Returned(value=value):
+            return {"returned": value}
+        case Chose(path=path, value=value):
+            return {"chose": path, "value": value}
+        case Raised(type=etype, message=message, data=data, contract=contract):
+            out: dict[str, Any] = {"raised": etype, "message": message}
+            if data is not MISSING:
+                out["data"] = data
+            if contract:
+                out["contract"] = True
+            return out
+    raise TypeError(f"not an outcome: {outcome!r}")  # pragma: no cover
+
+
+def _not_json(outcome: Outcome, dropped: bool) -> Outcome:
+    """The outcome as the machine will take it. A value that is not JSON is a NotJSON
+    failure with this text (the machine's ``_write`` words it the same way; the journal
+    tests compare a replay with the run), unless the call is fire-and-forget: its value
+    is dropped unread, so the record drops it too."""
+    if not isinstance(outcome, (Returned, Chose)):
+        return outcome
+    if dropped:
+        return Returned(None) if isinstance(outcome, Returned) else Chose(outcome.path, None)
+    try:
+        freeze(outcome.value)
+    except NotJSONError as exc:
+        return Raised("NotJSON", f"the result is not JSON: {exc}", contract=True)
+    return outcome
+
+
+def encode(event: RunEvent, plan: CompiledPlan) -> tuple[RecordKind, int | None, str | None]:
+    """One run event of a run of ``plan`` as a row's kind, node and JSON data."""
+    match event:
+        case Started(node=node):
+            return RecordKind.START, node, None
+        case Finished(node=node, outcome=outcome, date=date):
+            # The machine's own check first: a value json.dumps would write but the
+            # machine refuses (a key that is not a string) must be recorded as refused.
+            dropped = plan.nodes[node].output is None
+            data = {"date": date, **_outcome(_not_json(outcome, dropped))}
+            return RecordKind.FINISH, node, dumps(data)
+        case Decided(node=node, verdict=verdict):
+            return RecordKind.DECIDE, node, dumps(_verdict(verdict))
+        case Cancelled():
+            return RecordKind.CANCEL, None, None
+        case Admitted() | Closed():
+            raise TypeError("streaming runs are not journaled yet")
+    raise TypeError(f"not a run event: {event!r}")  # pragma: no cover
+
+
+def _verdict(verdict: Verdict) -> dict[str, Any]:
+    match verdict:
+        case Approve():
+            return {"verdict": "approve"}
+        case Deny(reason=reason):
+            return {"verdict": "deny", "reason": reason}
+        case Replace(call=call):
+            return {"verdict": "replace", "call": dict(call)}
+    raise TypeError(f"not a verdict: {verdict!r}")  # pragma: no cover
+
+
+def decode(records: Iterable[Record], where: str) -> list[RunEvent]:
+    """The run events among a run's rows (other rows are skipped); ``where`` names the
+    journal in errors. Raises :class:`JournalUnreadable` for a row that does not decode."""
+    events: list[RunEvent] = []
+    for record in records:
+        try:
+            event = _decode(record)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalUnreadable(f"{where}: event {record.seq} ({record.kind.value}) does "
+                                    f"not decode: {exc!r}") from None
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def _decode(record: Record) -> RunEvent | None:
+    kind, node = record.kind, record.node
+    if kind is RecordKind.START:
+        return Started(_node(node), {})
+    if kind is RecordKind.CANCEL:
+        # A cancelled run stopped, as a killed one did: resuming it runs the cancelled
+        # calls again, so the cancellation is not replayed.
+        return None
+    if kind not in (RecordKind.FINISH, RecordKind.DECIDE):
+        return None
+    data = json.loads(record.data or "")
+    if kind is RecordKind.DECIDE:
+        return Decided(_node(node), verdict_of(data))
+    return Finished(_node(node), outcome_of(data), data["date"])
+
+
+def _node(node: int | None) -> int:
+    if not isinstance(node, int):
+        raise TypeError(f"a call event without a node: {node!r}")
+    return node
+
+
+def outcome_of(data: Mapping[str, Any]) -> Outcome:
+    """The outcome a FINISH row's data records."""
+    if "returned" in data:
+        return Returned(data["returned"])
+    if "chose" in data:
+        return Chose(data["chose"], data["value"])
+    return Raised(data["raised"], data["message"], data.get("data", MISSING),
+                  bool(data.get("contract", False)))
+
+
+def verdict_of(data: Mapping[str, Any]) -> Verdict:
+    """The verdict a DECIDE row's data records."""
+    match data["verdict"]:
+        case "approve":
+            return Approve()
+        case "deny":
+            return Deny(data["reason"])
+        case "replace":
+            return Replace(data["call"])
+    raise ValueError(f"unknown verdict {data['verdict']!r}")

@@ -1,0 +1,240 @@
+"""Recording a run: the :class:`Journal` (a store and a durability level) and the
+:class:`RunRecorder`, an observer of the machine's run events that also records each
+call's invocation with its idempotency key, and the agent loop's solutions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.interpreters.events import RunEvent
+from obelisk.interpreters.result import RunResult
+from obelisk.journal.codec import dumps, encode
+from obelisk.journal.sqlite import SqliteStore
+from obelisk.journal.store import (
+    Durability,
+    JournalUnreadable,
+    Record,
+    RecordKind,
+    RunHeader,
+    Store,
+)
+
+#: Batch durability commits when this many events wait, or this many seconds passed.
+BATCH_EVENTS = 256
+BATCH_SECONDS = 0.1
+
+
+class Journal:
+    """A store of durable runs and the durability level runs are recorded with.
+
+    ``Journal.open(path)`` opens (or creates) the embedded SQLite journal; ``Journal(store)``
+    uses any :class:`~obelisk.journal.store.Store`. Close it when done (or use ``with``).
+    """
+
+    def __init__(self, store: Store, durability: Durability | str = Durability.SYNC,
+                 name: str = "journal") -> None:
+        self.store = store
+        self.durability = Durability(durability)
+        #: How errors name this journal (its path for a file).
+        self.name = name
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str],
+             durability: Durability | str = Durability.SYNC, *, create: bool = True) -> Journal:
+        """The SQLite journal at ``path``, created when missing (unless not ``create``:
+        then a missing file raises JournalUnreadable)."""
+        if not create and not os.path.exists(path):
+            raise JournalUnreadable(f"{os.fspath(path)}: no such journal")
+        return cls(SqliteStore(path), durability, os.fspath(path))
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store."""
+        self.store.close()
+
+    def runs(self) -> list[RunHeader]:
+        """Every run's header, oldest first."""
+        return self.store.runs()
+
+    def run_header(self, run_id: str | None) -> RunHeader:
+        """The header of ``run_id`` (None: the newest run); raises JournalUnreadable."""
+        if run_id is None:
+            runs = self.runs()
+            if not runs:
+                raise JournalUnreadable(f"{self.name}: the journal holds no run")
+            return runs[-1]
+        header = self.store.header(run_id)
+        if header is None:
+            known = ", ".join(h.run_id for h in self.runs()[-5:]) or "none"
+            raise JournalUnreadable(f"{self.name}: no run {run_id!r} (runs: {known})")
+        return header
+
+    def records(self, run_id: str) -> Iterator[Record]:
+        """A run's rows, in order."""
+        return self.store.records(run_id)
+
+
+def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: int = 0,
+                    chain: tuple[str, ...] = ()) -> str:
+    """The key a call keeps across resumes: run id, delegate chain, tick, call index and
+    instance, joined with ``/`` (each part percent-encoded, so keys never collide)."""
+    parts = [quote(run_id, safe=""), ".".join(quote(d, safe="") for d in chain), str(tick),
+             str(index), quote(instance, safe="") if instance is not None else ""]
+    return "/".join(parts)
+
+
+def utc_stamp() -> str:
+    """Now, in UTC, ISO 8601 (for the journal's own bookkeeping, never for the run)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class RunRecorder:
+    """Records one run into a journal: call it with every run event (it is an observer),
+    call :meth:`invoking` right before a call is invoked, :meth:`end` when the run ended.
+
+    At ``sync`` durability a row that lets the run go on (an at-most-once invocation, an
+    outcome, a verdict, a solution, the end) is committed before the method returns,
+    together with the rows before it; at ``batch`` rows are committed every 256 rows or
+    100 ms.
+    A write that fails raises :class:`~obelisk.journal.store.JournalWriteError`.
+    """
+
+    def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
+                 tick: int = 0, chain: tuple[str, ...] = ()) -> None:
+        self.journal = journal
+        self.run_id = run_id
+        self.plan = plan
+        self.tick = tick
+        self.chain = chain
+        self._seq = next_seq
+        self._pending: list[Record] = []
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._sync = journal.durability is Durability.SYNC
+        self._failure: BaseException | None = None
+        self._solutions: dict[int, str] = {}
+        self._last: RecordKind | None = None  # the kind of the last run event recorded
+
+    # -- writing ---------------------------------------------------------------------
+
+    def _add(self, kind: RecordKind, node: int | None, data: str | None, *,
+             commit: bool) -> None:
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure  # a batch commit failed: the run must not go on
+            self._pending.append(Record(self._seq, kind, node, data))
+            self._seq += 1
+            if self._sync:
+                if commit:
+                    self._flush_locked()
+            elif len(self._pending) >= BATCH_EVENTS:
+                self._flush_locked()
+            elif self._timer is None:
+                self._timer = threading.Timer(BATCH_SECONDS, self._timed_flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _flush_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending:
+            records, self._pending = self._pending, []
+            self.journal.store.append(self.run_id, records)
+
+    def _timed_flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            try:
+                self._flush_locked()
+            except BaseException as exc:  # noqa: BLE001 - reported to the run's thread
+                self._failure = exc
+
+    def flush(self) -> None:
+        """Commit every row recorded so far."""
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            self._flush_locked()
+
+    # -- what the run tells ------------------------------------------------------------
+
+    def __call__(self, event: RunEvent) -> None:
+        kind, node, data = encode(event, self.plan)
+        if kind is RecordKind.START:
+            # The machine starts a whole batch at once and tells each call in a row:
+            # the batch's first call is all a replay needs (it advances the machine).
+            if self._last is RecordKind.START:
+                return
+            self._last = kind
+            self._add(kind, node, data, commit=False)
+            return
+        self._last = kind
+        self._add(kind, node, data, commit=True)
+
+    def key(self, node: int) -> str:
+        """The idempotency key of node ``node`` of this run."""
+        found = self.plan.nodes[node]
+        return idempotency_key(self.run_id, found.index, found.instance, self.tick, self.chain)
+
+    def invoking(self, node: int, commit: bool = True) -> str:
+        """Record that node ``node`` is about to be invoked; its idempotency key.
+
+        ``commit``: on disk before returning (at ``sync``). Needed only for a call that must
+        not run twice; any other call runs again when its outcome is missing, whether its
+        invocation was recorded or not, so its row can wait for its outcome's commit.
+        """
+        key = self.key(node)
+        self._add(RecordKind.INVOKE, node, key, commit=commit)
+        return key
+
+    def resumed(self) -> None:
+        """Record that the run was resumed (for the history's reader)."""
+        self._add(RecordKind.RESUME, None, dumps({"at": utc_stamp()}), commit=True)
+
+    def end(self, result: RunResult) -> None:
+        """Record the run's end (its status and number of error messages) and commit."""
+        data = dumps({"status": str(result.status), "errors": len(result.errors)})
+        self._add(RecordKind.END, None, data, commit=True)
+        self.flush()
+
+    # -- the agent loop's solutions ----------------------------------------------------
+
+    def record_solution(self, tick: int, solution: Any) -> None:
+        """Record the LLM's solution (JSON) for ``tick``, committed before returning
+        at ``sync`` durability."""
+        text = dumps(solution)
+        self._solutions[tick] = text
+        self._add(RecordKind.SOLUTION, tick, text, commit=True)
+
+    def begin_tick(self, tick: int, plan: CompiledPlan) -> None:
+        """Follow the run of tick ``tick``'s plan: the events recorded from now on are its
+        (rows after a tick's ``solution`` row belong to that tick), and its idempotency
+        keys carry the tick."""
+        self.tick = tick
+        self.plan = plan
+
+    def recorded_solution(self, tick: int) -> Any | None:
+        """The solution recorded for ``tick`` (a resumed run never asks the LLM again for
+        it), or None when that tick has none."""
+        text = self._solutions.get(tick)
+        return None if text is None else json.loads(text)
+
+    def load_solutions(self, records: Iterator[Record] | list[Record]) -> None:
+        """Remember the solutions among a resumed run's rows."""
+        for record in records:
+            if record.kind is RecordKind.SOLUTION and record.node is not None:
+                self._solutions[record.node] = record.data or "null"
