@@ -37,23 +37,26 @@ All functions are pure (the plan's ``CallCache`` only memoises).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from attrs import evolve, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.diagnostics import render_text
+from obelisk.compiler.nodes import Param, Read
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output, validate_params
+from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import NotJSONError, PlanRefused, WriteError
 from obelisk.core.messages import Write
-from obelisk.core.paths import Path
+from obelisk.core.paths import Path, overlaps
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, Frozen, Missing, freeze, present, thaw
 from obelisk.interpreters import calls
 from obelisk.interpreters.calls import CallCache, Invocation
-from obelisk.interpreters.events import FINAL, Event, EventKind, Status
+from obelisk.interpreters.events import FINAL, Event, EventKind, Status, Word
 from obelisk.interpreters.outcomes import (
     Approve,
     Chose,
@@ -85,6 +88,9 @@ class RunState:
     trace: PVector[Event]
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
+    #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
+    #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
+    took: PMap[int, int] = field(factory=pmap)
     #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
@@ -201,8 +207,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     node = plan.nodes[node_id]
     lookup = lookup_in(state.context, node.instance)
     values: dict[Path, Frozen] = {}
-    dead: list[str] = []
-    missing: list[str] = []
+    absent: list[Param] = []
     value: Frozen | Missing
     for param in node.params:
         try:
@@ -211,23 +216,13 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
             return _fail(state, node_id, "WriteError", str(exc)), None
         if present(value):
             values[param.path] = value
-            continue
-        if any(read.writers for read in param.reads):
-            dead.append(param.text)
         else:
-            missing.append(param.text)
-    if missing and state.open:
-        return state, None  # parked: a call admitted later may write it
-    if missing:
-        refs = ", ".join(missing)
-        return _fail(state, node_id, "MissingValue",
-                     f"{refs} has no value, and no call in the plan writes it",
-                     status=Status.SKIPPED), None
-    if dead:
-        reason = f"dead branch: {', '.join(dead)} was not written"
-        return _finish(state, node_id, Status.SKIPPED, reason,
-                       Event(EventKind.SKIPPED, node_id, reason)), None
+            absent.append(param)
+    if absent:
+        return _skip(state, node_id, absent), None
     call = calls.resolved_call(plan, node, values, state.cache)
+    for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
+        call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
     if tool is not None:
         problems = validate_params(tool, call)
@@ -240,9 +235,101 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
         errors=state.errors, reasons=state.reasons,
         trace=state.trace.append(Event(EventKind.STARTED, node_id)),
-        open=state.open, cache=state.cache,
+        open=state.open, took=state.took, cache=state.cache,
     )
     return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
+
+
+class Absence(Word):
+    """Why a reference a call reads has no value when the call is evaluated (§7), in the
+    order the cases are decided: the first case any reference is in decides the skip."""
+
+    WRITTEN_BUT_ABSENT = "written-but-absent"  # every possible writer wrote, still MISSING
+    DEAD = "dead"  # a possible writer did not write it: a branch not taken
+    UNWRITTEN = "unwritten"  # no call of the plan can write it: a missing input
+    NULL = "null"  # every possible writer wrote, and what it holds is null
+
+
+def wrote(state: RunState, writer: int, ref: Reference) -> bool:
+    """True when node ``writer`` wrote ``ref``: it completed, and the write of the
+    alternative it took, overlapping ``ref``, was applied (a refused write writes nothing;
+    an exception routed to the last alternative writes that one)."""
+    alt = state.took.get(writer)
+    node = state.plan.nodes[writer]
+    if state.status[writer] is not Status.EXECUTED or alt is None or node.output is None:
+        return False
+    return any(t.kind == ref.kind and overlaps(t.path, ref.path)
+               for t in node.output.alternatives[alt].targets)
+
+
+def absences(state: RunState, node_id: int,
+             params: Iterable[Param]) -> list[tuple[Absence, Read]]:
+    """Each reference of ``params`` whose value is not present now, with its case (§7):
+    written-but-absent, dead, unwritten or null. Pure: reads the state only."""
+    node = state.plan.nodes[node_id]
+    lookup = lookup_in(state.context, node.instance)
+    found: list[tuple[Absence, Read]] = []
+    for param in params:
+        for read in param.reads:
+            ref = read.reference
+            try:
+                value = lookup(ref)
+            except WriteError:
+                value = MISSING  # the read itself fails: the parameter already said so
+            if present(value):
+                continue
+            all_wrote = all(wrote(state, w, ref) for w in read.writers)
+            if read.writers and all_wrote and value is MISSING:
+                case = Absence.WRITTEN_BUT_ABSENT
+            elif not all_wrote:
+                case = Absence.DEAD
+            elif not read.writers:
+                case = Absence.UNWRITTEN
+            else:
+                case = Absence.NULL
+            found.append((case, read))
+    return found
+
+
+def _skip(state: RunState, node_id: int, params: list[Param]) -> RunState:
+    # A call with a parameter that is not present never runs; how it ends is decided by
+    # the first of §7's four cases that one of its references is in.
+    found = absences(state, node_id, params)
+    cases = {case for case, _ in found}
+    if state.open and cases & {Absence.WRITTEN_BUT_ABSENT, Absence.UNWRITTEN}:
+        return state  # parked: a call admitted later may write it
+    if Absence.WRITTEN_BUT_ABSENT in cases:
+        return _fail(state, node_id, "MissingValue",
+                     "; ".join(_written_but_absent(state, read) for case, read in found
+                               if case is Absence.WRITTEN_BUT_ABSENT),
+                     status=Status.SKIPPED)
+    if Absence.DEAD in cases:
+        dead = [p.text for p in params
+                if any(case is Absence.DEAD and read in p.reads for case, read in found)]
+        reason = f"dead branch: {', '.join(dead)} was not written"
+    elif Absence.UNWRITTEN in cases:
+        refs = ", ".join(str(read.reference) for case, read in found
+                         if case is Absence.UNWRITTEN)
+        return _fail(state, node_id, "MissingValue",
+                     f"{refs} has no value, and no call in the plan writes it",
+                     status=Status.SKIPPED)
+    else:
+        reason = f"{', '.join(p.text for p in params)} is null"
+    return _finish(state, node_id, Status.SKIPPED, reason,
+                   Event(EventKind.SKIPPED, node_id, reason))
+
+
+def _written_but_absent(state: RunState, read: Read) -> str:
+    ref = read.reference
+    wrote_what = []
+    for writer in read.writers:
+        node = state.plan.nodes[writer]
+        assert node.output is not None  # a writer that wrote has an output
+        targets = [str(t) for t in node.output.alternatives[state.took[writer]].targets
+                   if t.kind == ref.kind and overlaps(t.path, ref.path)]
+        wrote_what.append(f"{node.label} wrote {' and '.join(targets)}")
+    return (f"{ref} has no value, although every call that can write it did "
+            f"({'; '.join(wrote_what)}): the key it reads is absent from what was written")
 
 
 # -- approval -----------------------------------------------------------------------------
@@ -341,7 +428,7 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
             return _fail(state, node_id, "WriteError", str(timeless))
         events.append(Event(EventKind.WROTE, node_id, base["_outputPath"]))
     events.append(Event(EventKind.EXECUTED, node_id, note))
-    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
+    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context, took=alt)
 
 
 def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any = MISSING,
@@ -356,7 +443,8 @@ def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any 
 
 
 def _finish(state: RunState, node_id: int, status: Status, reason: str, *events: Event,
-            context: Context | None = None, errors: PMap[int, Any] | None = None) -> RunState:
+            context: Context | None = None, errors: PMap[int, Any] | None = None,
+            took: int | None = None) -> RunState:
     # One new state per finished call: its status, its successors released, its events.
     waiting = state.waiting
     released = []
@@ -378,7 +466,8 @@ def _finish(state: RunState, node_id: int, status: Status, reason: str, *events:
         running=state.running - 1 if was_running else state.running,
         errors=state.errors if errors is None else errors,
         reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
-        trace=trace, open=state.open, cache=state.cache,
+        trace=trace, open=state.open,
+        took=state.took if took is None else state.took.set(node_id, took), cache=state.cache,
     )
 
 

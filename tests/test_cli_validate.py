@@ -450,7 +450,6 @@ BAD_INPUT: list[tuple[str, Any, int, str]] = [
      "not a valid JSON Schema (Draft 2020-12)"),
     ("tool-without-name", {"plan": [], "tools": [{"type": "object"}]}, 2,
      "the tool has no name"),
-    ("duplicate-tools", {"plan": [], "tools": [TOOL_PAY, TOOL_PAY]}, 2, "processPayment"),
     ("not-json", "plan: [1, 2]", 2, "is not valid JSON: Expecting value at line 1, column 1"),
     ("truncated-json", '{"plan": [{"_tool": "a", "p": "†sta', 2,
      "is not valid JSON: Unterminated string"),
