@@ -10,7 +10,6 @@ writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` a
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -19,6 +18,7 @@ from attrs import field, frozen
 from pyrsistent import PMap, PVector, pmap
 
 from obelisk.compiler.diagnostics import Diagnostic
+from obelisk.compiler.hints import METHOD_ALIASES, closest
 from obelisk.compiler.parse import parse_input, parse_output
 from obelisk.compiler.tools import Tool, ToolRegistry, literal_param_errors
 from obelisk.core.ast import Expr, OutputExpr, Span
@@ -124,9 +124,9 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
     if isinstance(tool, str) and tool:
         if registry is None or tool in registry:
             return ()
-        near = difflib.get_close_matches(tool, list(registry.names), n=1)
+        near = closest(tool, registry.names)
         return (report("unknown-tool", f"no tool named {tool!r}", pointer="/_tool",
-                       hint=f"did you mean {near[0]!r}?" if near
+                       hint=f"did you mean {near!r}?" if near
                        else f"known tools: {', '.join(registry.names) or 'none'}"),)
     return (report("unknown-tool", "the call has no _tool" if tool is None
                    else "_tool is an empty string" if tool == ""
@@ -187,12 +187,13 @@ def _read_method(raw: Any, report: _Report) -> tuple[Method, tuple[Diagnostic, .
     try:
         return Method(raw), ()
     except ValueError:
-        near = difflib.get_close_matches(str(raw), [m.value for m in Method], n=1)
+        near = closest(raw, [m.value for m in Method], aliases=METHOD_ALIASES) \
+            if isinstance(raw, str) else None
         return Method.SET, (report(
             "invalid-output-method",
             f"_outputMethod {thaw(raw)!r} is not set, merge, assign, push or concat",
             pointer="/_outputMethod",
-            hint=f"did you mean {near[0]!r}?" if near else "leave it out for set"),)
+            hint=f"did you mean {near!r}?" if near else "leave it out for set"),)
 
 
 def _read_instance(raw: Any, report: _Report) -> tuple[str | None, tuple[Diagnostic, ...]]:

@@ -28,7 +28,8 @@ Seams (each function says more):
   diagnostics (code, message, pointer), writing nothing: its readers become dead branches;
 - streaming: ``begin(plan, open=True)``; ``admit(state, plan)`` appends new nodes, PENDING
   on their unfinished predecessors; while open, a call reading a MISSING value that no call
-  seen so far writes is parked instead of skipped, until ``admit`` or ``close(state)``;
+  seen so far writes (or that its writers wrote without the key) is parked instead of
+  skipped, until ``admit`` or ``close(state)``;
 - executors: what runs a node is chosen in ``executors.choose_executor`` only;
 - events: each step an interpreter takes here is a ``RunEvent`` for its observer, and
   ``replay.replay`` rebuilds a state from them through these same functions.
@@ -183,10 +184,11 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
     """Evaluate every candidate against the current context.
 
     A candidate whose parameters are all present becomes RUNNING and is returned as an
-    invocation (after its resolved parameters pass the tool's schema). One with a MISSING
-    parameter is SKIPPED: silently when a call of the plan could have written it (a dead
-    branch), with a ``MissingValue`` error when nothing in the plan writes it (in an open
-    run it is parked instead). Skips finish the node, which may make its successors
+    invocation (after its resolved parameters pass the tool's schema). One with a
+    parameter that is not present is SKIPPED, by the first of §7's four cases one of its
+    references is in (see :class:`Absence`): written-but-absent and unwritten add a
+    ``MissingValue`` error (in an open run such a call is parked instead); dead (a dead
+    branch) and null are silent. Skips finish the node, which may make its successors
     candidates in turn.
     """
     ready: list[Invocation] = []

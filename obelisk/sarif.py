@@ -22,6 +22,7 @@ _HELP = {
     "invalid-output-target": "An output path targets a kind that cannot hold data.",
     "dangling-reference": "A read that nothing writes and the context does not provide.",
     "cycle": "Calls that depend on each other in a loop.",
+    "unknown-field": "A read names a key the producer's schema does not declare.",
     "type-mismatch": "The known type at a read path cannot meet the parameter's type.",
     "write-race": "Unordered calls, not on exclusive branches, write overlapping paths.",
     "unreachable": "A call requires two alternatives of the same branching output.",
