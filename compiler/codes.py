@@ -1,6 +1,6 @@
 """Every diagnostic code obelisk reports, with its severity and a one-line help, in one table.
 
-The first thirteen codes are the protocol's own (every conforming compiler reports them);
+The first fourteen codes are the protocol's own (every conforming compiler reports them);
 the rest are obelisk's. Adding a diagnostic starts with one row here.
 """
 
@@ -60,6 +60,9 @@ class DiagnosticCode(str, enum.Enum):
     DANGLING_REFERENCE = ("dangling-reference", Severity.ERROR,
                           "A read that nothing writes and the context does not provide.")
     CYCLE = ("cycle", Severity.ERROR, "Calls that depend on each other in a loop.")
+    UNKNOWN_FIELD = ("unknown-field", Severity.WARNING,
+                     "A read names a key the producer's schema does not declare (an error "
+                     "when the schema forbids other keys).")
     TYPE_MISMATCH = ("type-mismatch", Severity.ERROR,
                      "The known type at a read path cannot meet the parameter's type.")
     WRITE_RACE = ("write-race", Severity.WARNING,
@@ -87,7 +90,7 @@ class DiagnosticCode(str, enum.Enum):
                     "A tool's pattern has nested quantifiers that can take exponential time.")
 
 
-#: Code -> severity, in the table's order (the protocol's thirteen first); read-only.
+#: Code -> severity, in the table's order (the protocol's fourteen first); read-only.
 CODES: MappingProxyType[str, Severity] = MappingProxyType(
     {code.value: code.severity for code in DiagnosticCode})
 

@@ -63,6 +63,9 @@ class Node:
     method: Method
     scopes: tuple[str, ...]
     guards: frozenset[tuple[int, int]]
+    #: The meta-properties the tool prescribes and the call leaves out (§5): the node
+    #: behaves as if the call had written them, while ``call`` stays the call as written.
+    prescribed: PMap[str, Frozen] = field(factory=pmap)
 
     @property
     def reads(self) -> tuple[Read, ...]:

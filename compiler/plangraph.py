@@ -151,7 +151,8 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
     nodes = tuple(
         Node(id=node_id, index=info.index, instance=instance, call=info.call, tool=info.tool,
              params=params[node_id], output=info.output, output_text=info.output_text,
-             method=info.method, scopes=info.scopes, guards=guards[node_id])
+             method=info.method, scopes=info.scopes, guards=guards[node_id],
+             prescribed=info.prescribed)
         for node_id, (info, instance) in enumerate(expanded)
     )
     return PlanGraph(

@@ -10,17 +10,17 @@ writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` a
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from attrs import frozen
-from pyrsistent import PMap, PVector
+from attrs import field, frozen
+from pyrsistent import PMap, PVector, pmap
 
 from obelisk.compiler.diagnostics import Diagnostic
+from obelisk.compiler.hints import METHOD_ALIASES, closest
 from obelisk.compiler.parse import parse_input, parse_output
-from obelisk.compiler.tools import ToolRegistry, literal_param_errors
+from obelisk.compiler.tools import Tool, ToolRegistry, literal_param_errors
 from obelisk.core.ast import Expr, OutputExpr, Span
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
@@ -45,6 +45,32 @@ class CallInfo:
     output_text: str | None
     method: Method
     scopes: tuple[str, ...]
+    #: The meta-properties the tool prescribes that the call leaves out (see
+    #: :func:`prescribed_meta`); ``call`` is the call as written, without them.
+    prescribed: PMap[str, Frozen] = field(factory=pmap)
+
+
+#: The meta-properties a tool's schema can prescribe with a ``const`` or a ``default``.
+PRESCRIBABLE = ("_outputPath", "_outputMethod", "_scopes", "_delegate")
+
+
+def prescribed_meta(call: PMap[str, Frozen], tool: Tool | None) -> PMap[str, Frozen]:
+    """The meta-properties ``tool`` prescribes (``properties.<name>.const``, else
+    ``.default``) that ``call`` leaves out: the call takes them as if it had written them."""
+    props = tool.schema.get("properties") if tool is not None and isinstance(
+        tool.schema, PMap) else None
+    if not isinstance(props, PMap):
+        return pmap()
+    found: dict[str, Frozen] = {}
+    for name in PRESCRIBABLE:
+        schema = props.get(name)
+        if name in call or not isinstance(schema, PMap):
+            continue
+        for keyword in ("const", "default"):
+            if keyword in schema:
+                found[name] = schema[keyword]
+                break
+    return pmap(found)
 
 
 @frozen
@@ -72,16 +98,19 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReadin
     tool = call.get("_tool")
     tool_name = tool if isinstance(tool, str) and tool else None
     report: _Report = partial(Diagnostic, call=index, tool=tool_name)
+    prescribed = prescribed_meta(call, registry.get(tool_name) if registry is not None
+                                 and tool_name is not None else None)
+    meta = call.update(prescribed)  # what the call means: as written, plus what is prescribed
     params, param_diags = _read_params(call, report)
-    output, output_diags = _read_output(call.get("_outputPath"), report)
-    method, method_diags = _read_method(call.get("_outputMethod"), report)
+    output, output_diags = _read_output(meta.get("_outputPath"), report)
+    method, method_diags = _read_method(meta.get("_outputMethod"), report)
     instance, instance_diags = _read_instance(call.get("_instance"), report)
-    scopes, scope_diags = _read_scopes(call.get("_scopes"), report)
-    text = call.get("_outputPath")
+    scopes, scope_diags = _read_scopes(meta.get("_scopes"), report)
+    text = meta.get("_outputPath")
     info = CallInfo(
         index=index, call=call, tool=tool_name, instance=instance, params=params,
         output=output, output_text=text if isinstance(text, str) else None, method=method,
-        scopes=scopes,
+        scopes=scopes, prescribed=prescribed,
     )
     return CallReading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
@@ -95,9 +124,9 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
     if isinstance(tool, str) and tool:
         if registry is None or tool in registry:
             return ()
-        near = difflib.get_close_matches(tool, list(registry.names), n=1)
+        near = closest(tool, registry.names)
         return (report("unknown-tool", f"no tool named {tool!r}", pointer="/_tool",
-                       hint=f"did you mean {near[0]!r}?" if near
+                       hint=f"did you mean {near!r}?" if near
                        else f"known tools: {', '.join(registry.names) or 'none'}"),)
     return (report("unknown-tool", "the call has no _tool" if tool is None
                    else "_tool is an empty string" if tool == ""
@@ -158,12 +187,13 @@ def _read_method(raw: Any, report: _Report) -> tuple[Method, tuple[Diagnostic, .
     try:
         return Method(raw), ()
     except ValueError:
-        near = difflib.get_close_matches(str(raw), [m.value for m in Method], n=1)
+        near = closest(raw, [m.value for m in Method], aliases=METHOD_ALIASES) \
+            if isinstance(raw, str) else None
         return Method.SET, (report(
             "invalid-output-method",
             f"_outputMethod {thaw(raw)!r} is not set, merge, assign, push or concat",
             pointer="/_outputMethod",
-            hint=f"did you mean {near[0]!r}?" if near else "leave it out for set"),)
+            hint=f"did you mean {near!r}?" if near else "leave it out for set"),)
 
 
 def _read_instance(raw: Any, report: _Report) -> tuple[str | None, tuple[Diagnostic, ...]]:

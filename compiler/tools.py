@@ -282,10 +282,12 @@ class ToolRegistry:
 
     @classmethod
     def of(cls, schemas: Iterable[Any]) -> ToolRegistry:
-        """A registry of checked tools (schemas, or :class:`Tool` values).
+        """A registry of checked tools (schemas, or :class:`Tool` values), in order.
 
-        Raises :class:`ToolError` for the first invalid tool, naming its index, or for two
-        tools with the same name.
+        A later definition of a name replaces an earlier one, in the earlier one's place
+        (so tools passed in, then the context's ``tool`` messages, give the newest
+        definition of each name). Raises :class:`ToolError` for the first invalid tool,
+        naming its index in ``schemas``.
         """
         if isinstance(schemas, (Mapping, str, bytes)) or not isinstance(schemas, Iterable):
             raise ToolError(f"tools are given as a list of schemas, not {_kind_of(schemas)}")
@@ -294,14 +296,18 @@ class ToolRegistry:
         for index, schema in enumerate(schemas):
             tool = _check_tool(schema, index)
             if tool.name in positions:
-                first = positions[tool.name]
-                raise ToolError(
-                    f"tool {first} already has this name; tool names must be unique "
-                    "(rename one, or drop the duplicate)",
-                    index=index, pointer="/properties/_tool/const", name=tool.name)
-            positions[tool.name] = index
+                tools[positions[tool.name]] = tool  # the newest definition wins
+                continue
+            positions[tool.name] = len(tools)
             tools.append(tool)
         return cls(pvector(tools), pmap(positions))
+
+    @classmethod
+    def merged(cls, passed: Iterable[Any], from_context: Iterable[Any]) -> ToolRegistry:
+        """The tools of a run: ``passed`` (an API argument, a plan file's ``tools``) first,
+        then the context's ``tool`` message payloads; a later definition replaces an
+        earlier one (see :meth:`of`). The one place this order is decided."""
+        return cls.of([*passed, *from_context])
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or None."""

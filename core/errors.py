@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from obelisk.core.text import caret_line, excerpt
+from obelisk.core.text import caret_line, excerpt, plural
 
 
 class ObeliskError(Exception):
@@ -168,7 +168,7 @@ class PlanRefused(ObeliskError):
         shown = "\n".join(list(rendered)[:10])
         more = len(self.diagnostics) - 10
         super().__init__(
-            f"the plan has {len(self.diagnostics)} error(s) and cannot run:\n{shown}"
+            f"the plan has {plural(len(self.diagnostics), 'error')} and cannot run:\n{shown}"
             + (f"\n... and {more} more" if more > 0 else "")
         )
 

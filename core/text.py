@@ -60,3 +60,9 @@ def article(word: str) -> str:
     type names and tool words obelisk writes.
     """
     return ("an " if word[:1].lower() in "aeiou" and word else "a ") + word
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` with ``noun`` agreeing: ``1 call``, ``2 calls``, ``0 errors``; ``many``
+    for a plural that is not ``noun + "s"`` (``1 entry``, ``2 entries``)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"

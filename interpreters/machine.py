@@ -22,13 +22,18 @@ Invariants (kept by every function here, stated once):
   aside in ``errors`` and appended by ``finish``, ordered by node (call index, instance).
 Scheduling touches only the successors of what finished: O(edges) for a whole run.
 
-Seams (each function says more): keep going (``begin(plan, isolate_invalid=True)``: each
-node of ``plan.invalid`` ends at once as INVALID, writing nothing), streaming
-(``begin(plan, open=True)``, ``admit``, ``close``: while open, a call reading a MISSING
-value no call seen so far writes is parked), executors (chosen in
-``executors.choose_executor`` only), events (``replay.replay`` rebuilds a state from an
-observer's ``RunEvent``s through these same functions). All functions are pure (the plan's
-``CallCache`` only memoises).
+Seams (each function says more):
+- keep going: ``begin(plan, isolate_invalid=True)`` runs a plan with errors; each node of
+  ``plan.invalid`` ends at once as INVALID with an ``Invalid`` error listing its
+  diagnostics (code, message, pointer), writing nothing: its readers become dead branches;
+- streaming: ``begin(plan, open=True)``; ``admit(state, plan)`` appends new nodes, PENDING
+  on their unfinished predecessors; while open, a call reading a MISSING value that no call
+  seen so far writes (or that its writers wrote without the key) is parked instead of
+  skipped, until ``admit`` or ``close(state)``;
+- executors: what runs a node is chosen in ``executors.choose_executor`` only;
+- events: each step an interpreter takes here is a ``RunEvent`` for its observer, and
+  ``replay.replay`` rebuilds a state from them through these same functions.
+All functions are pure (the plan's ``CallCache`` only memoises).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from attrs import evolve, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.diagnostics import render_text
+from obelisk.compiler.nodes import Param
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output, validate_params
 from obelisk.core.context import Context
@@ -48,8 +54,9 @@ from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
 from obelisk.interpreters import calls
+from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
-from obelisk.interpreters.events import FINAL, Event, EventKind, Status
+from obelisk.interpreters.events import Event, EventKind, Status
 from obelisk.interpreters.outcomes import (
     Approve,
     Chose,
@@ -60,10 +67,12 @@ from obelisk.interpreters.outcomes import (
     Returned,
     Verdict,
 )
+from obelisk.interpreters.readiness import Absence, absences, written_but_absent
 from obelisk.interpreters.result import CallOutcome, RunResult, build_result
 
 #: Re-exported: these names were defined here before the machine was split.
-__all__ = ["Approve", "CallOutcome", "Deny", "PlanRefused", "Replace", "RunResult", "Status"]
+__all__ = ["Approve", "CallOutcome", "Deny", "PlanRefused", "Replace", "RunResult", "Status",
+           "admit", "close"]  # admit and close (the streaming seam) live in admission.py
 
 
 @frozen
@@ -82,6 +91,9 @@ class RunState:
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
     max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
+    #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
+    #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
+    took: PMap[int, int] = field(factory=pmap)
     #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
@@ -132,45 +144,6 @@ def _invalid(state: RunState, node_id: int) -> RunState:
                  status=Status.INVALID, event=EventKind.INVALID)
 
 
-# -- streaming: admitting calls while running ----------------------------------------------
-
-
-def admit(state: RunState, plan: CompiledPlan) -> RunState:
-    """The run with ``plan``'s new nodes admitted (streaming).
-
-    ``plan`` extends the run's plan: its first nodes are the run's, the new ones are
-    appended. New nodes become PENDING; every pending node's ``waiting`` is recomputed from
-    its unfinished predecessors in ``plan``, and parked nodes are re-evaluated. What has
-    already run is not revisited. Raises ``ValueError`` for a closed run or a plan that
-    does not extend the run's.
-    """
-    old = state.plan
-    if not state.open:
-        raise ValueError("the run is closed: begin(plan, open=True) to admit calls")
-    if len(plan.nodes) < len(old.nodes) or any(
-            (a.index, a.instance, a.call) != (b.index, b.instance, b.call)
-            for a, b in zip(old.nodes, plan.nodes, strict=False)):  # writers may differ
-        raise ValueError("an admitted plan must keep the run's calls first, unchanged")
-    status = state.status.extend([Status.PENDING] * (len(plan.nodes) - len(old.nodes)))
-    waiting = pvector(
-        sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)
-    state = evolve(state, plan=plan, status=status, waiting=waiting, cache=calls.cache_of(plan))
-    return _recandidate(state)
-
-
-def close(state: RunState) -> RunState:
-    """The run closed to new calls: parked calls are evaluated again, and a value that
-    nothing writes now makes a call fail with ``MissingValue``."""
-    return _recandidate(evolve(state, open=False))
-
-
-def _recandidate(state: RunState) -> RunState:
-    # Every PENDING node with nothing left to wait for is a candidate (the parked ones too).
-    ready = tuple(n for n, s in enumerate(state.status)
-                  if s is Status.PENDING and state.waiting[n] == 0)
-    return evolve(state, candidates=ready)
-
-
 # -- advance: decide what the candidates do ------------------------------------------------
 
 
@@ -178,10 +151,11 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
     """Evaluate every candidate against the current context.
 
     A candidate whose parameters are all present becomes RUNNING and is returned as an
-    invocation (after its resolved parameters pass the tool's schema). One with a MISSING
-    parameter is SKIPPED: silently when a call of the plan could have written it (a dead
-    branch), with a ``MissingValue`` error when nothing in the plan writes it (in an open
-    run it is parked instead). Skips finish the node, which may make its successors
+    invocation (after its resolved parameters pass the tool's schema). One with a
+    parameter that is not present is SKIPPED, by the first of §7's four cases one of its
+    references is in (see :class:`Absence`): written-but-absent and unwritten add a
+    ``MissingValue`` error (in an open run such a call is parked instead); dead (a dead
+    branch) and null are silent. Skips finish the node, which may make its successors
     candidates in turn.
     """
     ready: list[Invocation] = []
@@ -202,8 +176,7 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     node = plan.nodes[node_id]
     lookup = lookup_in(state.context, node.instance)
     values: dict[Path, Frozen] = {}
-    dead: list[str] = []
-    missing: list[str] = []
+    absent: list[Param] = []
     value: Frozen | Missing
     for param in node.params:
         try:
@@ -212,25 +185,15 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
             return _fail(state, node_id, "WriteError", str(exc)), None
         if present(value):
             values[param.path] = value
-            continue
-        if any(read.writers for read in param.reads):
-            dead.append(param.text)
         else:
-            missing.append(param.text)
-    if missing and state.open:
-        return state, None  # parked: a call admitted later may write it
-    if missing:
-        refs = ", ".join(missing)
-        return _fail(state, node_id, "MissingValue",
-                     f"{refs} has no value, and no call in the plan writes it",
-                     status=Status.SKIPPED), None
-    if dead:
-        reason = f"dead branch: {', '.join(dead)} was not written"
-        return _finish(state, node_id, Status.SKIPPED, reason,
-                       Event(EventKind.SKIPPED, node_id, reason)), None
+            absent.append(param)
+    if absent:
+        return _skip(state, node_id, absent), None
     call = calls.bounded_call(plan, node, values, state.cache, state.max_nodes)
     if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
         return _fail(state, node_id, call.type, call.message), None
+    for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
+        call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
     if tool is not None:
         problems = validate_params(tool, call)
@@ -243,9 +206,37 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
         waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
         errors=state.errors, reasons=state.reasons,
         trace=state.trace.append(Event(EventKind.STARTED, node_id)),
-        open=state.open, max_nodes=state.max_nodes, cache=state.cache,
+        open=state.open, max_nodes=state.max_nodes, took=state.took, cache=state.cache,
     )
     return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
+
+
+def _skip(state: RunState, node_id: int, params: list[Param]) -> RunState:
+    # A call with a parameter that is not present never runs; how it ends is decided by
+    # the first of §7's four cases that one of its references is in.
+    found = absences(state, node_id, params)
+    cases = {case for case, _ in found}
+    if state.open and cases & {Absence.WRITTEN_BUT_ABSENT, Absence.UNWRITTEN}:
+        return state  # parked: a call admitted later may write it
+    if Absence.WRITTEN_BUT_ABSENT in cases:
+        return _fail(state, node_id, "MissingValue",
+                     "; ".join(written_but_absent(state, read) for case, read in found
+                               if case is Absence.WRITTEN_BUT_ABSENT),
+                     status=Status.SKIPPED)
+    if Absence.DEAD in cases:
+        dead = [p.text for p in params
+                if any(case is Absence.DEAD and read in p.reads for case, read in found)]
+        reason = f"dead branch: {', '.join(dead)} was not written"
+    elif Absence.UNWRITTEN in cases:
+        refs = ", ".join(str(read.reference) for case, read in found
+                         if case is Absence.UNWRITTEN)
+        return _fail(state, node_id, "MissingValue",
+                     f"{refs} has no value, and no call in the plan writes it",
+                     status=Status.SKIPPED)
+    else:
+        reason = f"{', '.join(p.text for p in params)} is null"
+    return _finish(state, node_id, Status.SKIPPED, reason,
+                   Event(EventKind.SKIPPED, node_id, reason))
 
 
 # -- approval -----------------------------------------------------------------------------
@@ -341,7 +332,7 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
             return _fail(state, node_id, "WriteError", str(timeless))
         events.append(Event(EventKind.WROTE, node_id, base["_outputPath"]))
     events.append(Event(EventKind.EXECUTED, node_id, note))
-    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context)
+    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context, took=alt)
 
 
 def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any = MISSING,
@@ -356,7 +347,8 @@ def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any 
 
 
 def _finish(state: RunState, node_id: int, status: Status, reason: str, *events: Event,
-            context: Context | None = None, errors: PMap[int, Any] | None = None) -> RunState:
+            context: Context | None = None, errors: PMap[int, Any] | None = None,
+            took: int | None = None) -> RunState:
     # One new state per finished call: its status, its successors released, its events.
     waiting = state.waiting
     released = []
@@ -378,7 +370,8 @@ def _finish(state: RunState, node_id: int, status: Status, reason: str, *events:
         running=state.running - 1 if was_running else state.running,
         errors=state.errors if errors is None else errors,
         reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
-        trace=trace, open=state.open, max_nodes=state.max_nodes, cache=state.cache,
+        trace=trace, open=state.open, max_nodes=state.max_nodes,
+        took=state.took if took is None else state.took.set(node_id, took), cache=state.cache,
     )
 
 

@@ -43,6 +43,7 @@ from obelisk.core.errors import (
     WriteError,
 )
 from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.text import plural
 from obelisk.core.values import MISSING, Json, Missing, thaw
 from obelisk.interpreters.activities import Activity, ActivityError, Branch
 from obelisk.interpreters.aio import run_async
@@ -170,5 +171,5 @@ __all__ = [
     "RetryPolicy", "RunEvent", "RunStatus", "ScriptExhausted", "ScriptedLLM", "Status",
     "Transcript", "Usage", "build_latent_request", "build_request", "choose_executor",
     "replay", "solution_schema", "AgentResult", "AgentStatus", "ApprovePlan", "EditPlan",
-    "RejectPlan", "run_agent", "run_agent_sync",
+    "RejectPlan", "run_agent", "run_agent_sync", "plural",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from obelisk.compiler.hints import closest
 from obelisk.jsonio import InputError, parse_json, read_text
 
 PLAN_FILE_FIELDS = frozenset(
@@ -50,7 +51,9 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
                          f"got {type(data).__name__}")
     unknown = sorted(k for k in data if k not in PLAN_FILE_FIELDS | extra_fields)
     if unknown:
-        raise InputError(f"{name}: unknown field(s) {', '.join(map(repr, unknown))}; a plan file "
+        named = [f"{k!r} (did you mean {near!r}?)" if (near := closest(k, PLAN_FILE_FIELDS))
+                 else repr(k) for k in unknown]
+        raise InputError(f"{name}: unknown field(s) {', '.join(named)}; a plan file "
                          f"has {', '.join(sorted(PLAN_FILE_FIELDS))}")
     context = data.get("context", [])
     if not isinstance(context, list):

@@ -10,31 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from obelisk.compiler.diagnostics import CODES, Diagnostic, Severity
+from obelisk.compiler.diagnostics import CODES, Diagnostic, Severity, code_of
 from obelisk.positions import Where
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-_HELP = {
-    "syntax": "An expression does not parse, or exceeds the length or nesting limit.",
-    "unknown-tool": "_tool is missing, not a string, or not one of the given tools.",
-    "param-schema": "A literal parameter violates the tool's schema, or a required one is absent.",
-    "invalid-output-method": "_outputMethod is not set, merge, assign, push or concat.",
-    "invalid-output-target": "An output path targets a kind that cannot hold data.",
-    "dangling-reference": "A read that nothing writes and the context does not provide.",
-    "cycle": "Calls that depend on each other in a loop.",
-    "type-mismatch": "The known type at a read path cannot meet the parameter's type.",
-    "write-race": "Unordered calls, not on exclusive branches, write overlapping paths.",
-    "unreachable": "A call requires two alternatives of the same branching output.",
-    "scope-race": "What _scopes shows a call depends on the timing of other calls.",
-    "external-reference": "An input reference to be supplied at run time.",
-    "invalid-call": "A call is not a JSON object.",
-    "invalid-meta": "_instance or _scopes has the wrong shape.",
-    "no-instances": "Instancing was asked for, but the context names no instance.",
-    "too-many": "A kind of diagnostic was cut short.",
-    "unknown-field": "A read names a key that the producer's schema does not declare.",
-    "invalid-scope": "_scopes names something that is not a data kind.",
-}
 
 
 def _uri(path: str) -> str:
@@ -65,7 +45,7 @@ def to_sarif_files(files: Sequence[tuple[str, Sequence[Diagnostic],
     per file, every file's results in the one run."""
     codes = list(CODES)
     rules = [
-        {"id": code, "shortDescription": {"text": _HELP.get(code, code)},
+        {"id": code, "shortDescription": {"text": code_of(code).help},
          "defaultConfiguration": {"level": _LEVEL[CODES[code]]}}
         for code in codes
     ]

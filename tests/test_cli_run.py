@@ -151,7 +151,7 @@ def test_dry_run_reads_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_dry_run_explore_text() -> None:
     code, out, _ = run("dry-run", PAYMENT, "--explore")
     assert code == 0
-    assert "explored 2 of 2 branch combination(s):" in out
+    assert "explored 2 of 2 branch combinations:" in out
     assert "1. call 0 -> alternative 1: executed [0, 1], skipped [2], failed []" in out
     assert "2. call 0 -> alternative 2: executed [0, 2], skipped [1], failed []" in out
 
@@ -164,7 +164,7 @@ def test_dry_run_explore_json_reports_truncation(tmp_path: pathlib.Path) -> None
     explore = json.loads(out)["explore"]
     assert (explore["total"], explore["run"], explore["truncated"]) == (512, 256, True)
     code, out, _ = run("dry-run", plan, "--explore")
-    assert "explored 256 of 512 branch combination(s) (truncated):" in out
+    assert "explored 256 of 512 branch combinations (truncated):" in out
 
 
 # -- dry-run: --mocks -------------------------------------------------------------------

@@ -129,7 +129,11 @@ def _check_order(order: tuple[int, ...], edges: set[tuple[int, int]], n: int) ->
 def test_acyclic_plans_compile_without_errors(generated: Generated) -> None:
     compiled = compile_plan(generated.plan)
     assert compiled.ok, [d.to_json() for d in compiled.errors]
-    assert {d.code for d in compiled.diagnostics} <= {"write-race", "unreachable"}
+    # A read below the last alternative (the error object) may name a key it lacks: an
+    # unknown-field warning, never an error.
+    assert {d.code for d in compiled.diagnostics
+            if not (d.code == "unknown-field" and not d.is_error)} <= {"write-race",
+                                                                       "unreachable"}
     got = {(compiled.nodes[e.writer].index, compiled.nodes[e.reader].index)
            for e in compiled.edges}
     assert got == generated.edges()

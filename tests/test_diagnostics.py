@@ -26,6 +26,7 @@ CONFORMANCE_CODES = {
     "invalid-output-target": "error",
     "dangling-reference": "error",
     "cycle": "error",
+    "unknown-field": "warning",
     "type-mismatch": "error",
     "write-race": "warning",
     "unreachable": "warning",

@@ -163,6 +163,19 @@ DIAGNOSTICS: list[tuple[str, list[Any], dict[str, Any], Found]] = [
         {"_tool": "getUser", "id": "u1", "_outputPath": "†state.user"},
         {"_tool": "sendEmail", "to": "†state.user.age"}], {"tools": TOOLS},
      [("type-mismatch", "error", 1, "/to")]),
+    # unknown-field
+    ("unknown-field/open-schema", [
+        {"_tool": "getUser", "id": "u1", "_outputPath": "†state.user"},
+        {"_tool": "anything", "v": "†state.user.nmae"}], {"tools": TOOLS},
+     [("unknown-field", "warning", 1, "/v")]),
+    ("unknown-field/closed-schema", [
+        {"_tool": "getUser", "id": "u1", "_outputPath": "†state.user"},
+        {"_tool": "anything", "v": "†state.user.age.x"}], {"tools": [
+            tool("getUser", {"id": {"type": "string"}},
+                 {"type": "object", "properties": {"age": {
+                     "type": "object", "properties": {"y": {}}, "additionalProperties": False}}},
+                 ("id",)), *TOOLS[1:]]},
+     [("unknown-field", "error", 1, "/v")]),
     # write-race
     ("write-race/same-path", [
         {"_tool": "a", "_outputPath": "†state.result"},
@@ -252,7 +265,7 @@ RENDERED: list[tuple[str, list[Any], dict[str, Any], str]] = [
      [{"_tool": "a", "_outputPath": "†state.log", "_outputMethod": "append"}], {},
      "plan: call 0 (a) /_outputMethod: error[invalid-output-method]: _outputMethod 'append' "
      "is not set, merge, assign, push or concat\n"
-     "    hint: leave it out for set"),
+     "    hint: did you mean 'push'?"),  # the amended hint: append means push
     ("invalid-output-target", [{"_tool": "a", "_outputPath": "†state.ok || †error.x"}], {},
      "plan: call 0 (a) /_outputPath: error[invalid-output-target]: kind \"error\" is a "
      "message type that cannot hold data\n"
@@ -943,7 +956,9 @@ def test_type_mismatch(plan: list[Any], context: list[Any],
     compiled = compile_plan(plan, tools=TOOLS, context=context)
     assert [(d.call, d.pointer, d.message) for d in compiled.diagnostics
             if d.code == "type-mismatch"] == expected
-    assert all(d.code in ("type-mismatch", "write-race") for d in compiled.diagnostics)
+    # A key the _output schema does not declare is also an unknown-field warning.
+    assert all(d.code in ("type-mismatch", "write-race")
+               or (d.code == "unknown-field" and not d.is_error) for d in compiled.diagnostics)
 
 
 def test_no_type_checks_without_tools() -> None:
@@ -1130,7 +1145,7 @@ def test_plan_vectors_cover_every_conformance_code() -> None:
                for v in json.loads(path.read_text(encoding="utf-8"))]
     assert len(vectors) >= 30
     listed = {m.get("code") for v in vectors for m in v["expect"].get("diagnostics", [])}
-    assert set(list(CODES)[:13]) <= listed
+    assert set(list(CODES)[:14]) <= listed
     # Warnings and infos that must not be errors, matchers that must match nothing, and
     # vectors that check one error among several.
     assert any(m.get("severity") == "warning" for v in vectors

@@ -91,8 +91,6 @@ REGISTRY_ERRORS: list[tuple[Any, int | None, str, str]] = [
     ([{"properties": {"_tool": {"const": 7}}}], 0, "/properties/_tool/const",
      "must be a non-empty string, not 7"),
     ([{"properties": {"_tool": True}}], 0, "/properties/_tool", "has no const"),
-    ([WEATHER, SENTIMENT, WEATHER], 2, "/properties/_tool/const",
-     "tool 0 already has this name; tool names must be unique"),
     ([tool(x={"type": "strin"})], 0, "/properties/x/type",
      "not a valid JSON Schema (Draft 2020-12): 'strin' is not valid under any of the given "
      "schemas; a type is one of array"),
@@ -142,12 +140,25 @@ def test_error_text_names_tool_index_and_pointer() -> None:
     assert info.value.name == "broken"
 
 
-def test_duplicate_names_both_indexes() -> None:
+def test_a_later_definition_replaces_an_earlier_one_in_its_place() -> None:
+    # The amended rule (tool order): two definitions of one name are no longer refused.
+    newer = {**WEATHER, "description": "A newer weather tool."}
+    registry = ToolRegistry.of([WEATHER, SENTIMENT, newer])
+    assert registry.names == ("weatherCheck", "sentimentAnalysis")
+    weather = registry.get("weatherCheck")
+    assert weather is not None and weather.to_json() == newer
+    assert registry.positions == {"weatherCheck": 0, "sentimentAnalysis": 1}
+
+
+def test_merged_puts_the_tools_passed_in_before_the_context_s() -> None:
+    newer = {**WEATHER, "description": "From the context."}
+    registry = ToolRegistry.merged([WEATHER, SENTIMENT], [newer])
+    assert registry.names == ("weatherCheck", "sentimentAnalysis")
+    weather = registry.get("weatherCheck")
+    assert weather is not None and weather.to_json() == newer
     with pytest.raises(ToolError) as info:
-        ToolRegistry.of([WEATHER, SENTIMENT, WEATHER])
-    assert str(info.value) == (
-        "tool 2 (weatherCheck) at /properties/_tool/const: tool 0 already has this name; "
-        "tool names must be unique (rename one, or drop the duplicate)")
+        ToolRegistry.merged([WEATHER], [tool("broken", x={"type": "strin"})])
+    assert info.value.index == 1  # counted over both lists, passed ones first
 
 
 def test_single_tool_error_has_no_index() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from obelisk.compiler.checks.branches import check_unreachable
 from obelisk.compiler.checks.cycles import check_cycles, check_density
 from obelisk.compiler.checks.dangling import check_dangling
+from obelisk.compiler.checks.fields import check_unknown_fields
 from obelisk.compiler.checks.lookalikes import check_confusable_kinds, check_slow_patterns
 from obelisk.compiler.checks.races import check_scope_races, check_write_races
 from obelisk.compiler.checks.types import check_types
@@ -33,6 +34,7 @@ CHECKS: tuple[Check, ...] = (
     check_write_races,  # write-race, too-many
     check_scope_races,  # scope-race, too-many
     check_types,  # type-mismatch
+    check_unknown_fields,  # unknown-field
     check_confusable_kinds,  # confusable-kind
     check_slow_patterns,  # slow-pattern
 )

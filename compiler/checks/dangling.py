@@ -12,9 +12,10 @@ from collections.abc import Iterator, Mapping
 
 from obelisk.compiler.checks.hints import Hints
 from obelisk.compiler.diagnostics import Diagnostic, ReferenceDetails
-from obelisk.compiler.nodes import Param, Read
+from obelisk.compiler.nodes import Node, Param, Read
 from obelisk.compiler.plangraph import Inputs, PlanGraph
 from obelisk.core.ast import And, Expr, Literal, Or, Reference
+from obelisk.core.paths import overlaps
 
 
 class Verdict(enum.Enum):
@@ -32,6 +33,22 @@ def check_dangling(graph: PlanGraph) -> Iterator[Diagnostic]:
         for param in node.params:
             verdict = {read.reference: _verdict(read, graph.inputs) for read in param.reads}
             for ref in _culprits(param.expr, verdict):
+                own = _own_write(node, ref)
+                if own is not None:
+                    # Only the call itself writes it: a call never waits for itself, so
+                    # the value has to be there before it starts.
+                    yield node.diagnostic(
+                        "dangling-reference",
+                        f"{ref} is read here, but only this call writes it (its _outputPath "
+                        f"writes {own}): a call "
+                        "cannot wait for its own output (a self-cycle), and the context "
+                        "does not provide it",
+                        **_where(param, ref),
+                        hint=f"give {ref} a starting value in the context, or read it from "
+                             "another call's output",
+                        details=ReferenceDetails(node.id, str(ref)),
+                    )
+                    continue
                 yield node.diagnostic(
                     "dangling-reference",
                     f"{ref} is read here, but no call writes it and the "
@@ -47,6 +64,14 @@ def check_dangling(graph: PlanGraph) -> Iterator[Diagnostic]:
                         **_where(param, read.reference),
                         details=ReferenceDetails(node.id, str(read.reference)),
                     )
+
+
+def _own_write(node: Node, ref: Reference) -> str | None:
+    """The node's own output target that overlaps ``ref`` (as text), or None."""
+    if node.output is None:
+        return None
+    return next((str(t) for t in node.output.targets
+                 if t.kind == ref.kind and overlaps(t.path, ref.path)), None)
 
 
 def _where(param: Param, ref: Reference) -> dict[str, object]:

@@ -19,6 +19,7 @@ from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_reference
+from obelisk.core.text import article
 
 #: Rendered reference -> (kind, path, where it comes from), in a stable order.
 Candidates = dict[str, tuple[str, Path, str]]
@@ -39,8 +40,8 @@ class Hints:
     def near_miss(self, ref: Reference, instance: str | None) -> str:
         """A hint for a reference nothing provides: a close candidate, nearby paths, or
         how to provide it."""
-        generic = (f"write it with an earlier call's _outputPath, or add a {ref.kind} "
-                   "message to the context")
+        generic = (f"write it with an earlier call's _outputPath, or add "
+                   f"{article(ref.kind)} message to the context")
         if self.budget <= 0:  # spent: do not even gather the candidates
             return generic
         candidates = self._candidates(instance)

@@ -63,12 +63,21 @@ def _mismatch(node: Node, param: Param, produced: frozenset[str], accepted: froz
         f"{param.text} can only be {_types_text(produced)} ({source}), but parameter "
         f"{name!r} of {node.tool} needs {_types_text(accepted)}",
         pointer=param.pointer, expression=param.text, span=param.expr.span,
-        hint=("declare the input with the type the parameter needs, or read another path"
-              if source == "the input message's schema" else
-              "read a path that holds the right type, or change the producer's _output"),
+        hint=_hint(source, param.expr),
         details=TypeMismatchDetails(node.id, tuple(sorted(produced)), tuple(sorted(accepted)),
                                     source),
     )
+
+
+def _hint(source: str, expr: Expr) -> str:
+    """How to fix a mismatch, by where the known type comes from."""
+    if source == "the input message's schema":
+        return "declare the input with the type the parameter needs, or read another path"
+    if source == "the value in the context":
+        what = str(expr) if isinstance(expr, Reference) else "the path read"
+        return (f"change the value the context gives for {what} to the type the parameter "
+                "needs, or read another path")
+    return "read a path that holds the right type, or change the producer's _output"
 
 
 def _types_text(types: frozenset[str]) -> str:

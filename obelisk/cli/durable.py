@@ -20,6 +20,7 @@ from obelisk import (
     JournalUnreadable,
     RunResult,
     journal_history,
+    plural,
     recorded,
     resume,
     resume_async,
@@ -136,7 +137,7 @@ def _detail(row: Mapping[str, Any]) -> str:
         case "solution":
             return _short(row["solution"])
         case "end":
-            return f"{row['status']}, {row['errors']} error message(s)"
+            return f"{row['status']}, {plural(row['errors'], 'error message')}"
         case "resume":
             return f"at {row['at']}"
     return ""

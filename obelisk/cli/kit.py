@@ -12,6 +12,7 @@ import io
 import sys
 from typing import TextIO
 
+from obelisk import plural
 from obelisk.cli.common import Command
 from obelisk.cli.safe import inert, inert_lines
 from obelisk.jsonio import InputError
@@ -74,7 +75,7 @@ def cmd_conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.paths or args.against:
             raise InputError("--export writes the bundled pack; give no PATH and no --against")
         written = pack.export(args.export)
-        print(f"wrote {len(written) - 2} vector file(s), vector.schema.json and PROTOCOL.md "
+        print(f"wrote {plural(len(written) - 2, 'vector file')}, vector.schema.json and PROTOCOL.md "
               f"to {args.export}", file=out)
         return EXIT_OK
     paths = args.paths or [pack.pack_dir()]

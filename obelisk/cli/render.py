@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from attrs import evolve, frozen
 from pyrsistent import PVector, pvector
 
-from obelisk import CompiledPlan, Diagnostic, render_text, summary
+from obelisk import CompiledPlan, Diagnostic, plural, render_text, summary
 from obelisk.cli.safe import inert, json_text
 from obelisk.planfile import PlanFile
 from obelisk.positions import Source, Where, diagnostic_pointer, where_all
@@ -150,7 +150,7 @@ def render_report(report: RunReport, out: TextIO) -> None:
 
 
 def _render_exploration(explore: Exploration, out: TextIO) -> None:
-    print(f"\nexplored {explore.run} of {explore.total} branch combination(s)"
+    print(f"\nexplored {explore.run} of {plural(explore.total, 'branch combination')}"
           + (" (truncated)" if explore.truncated else "") + ":", file=out)
     for number, combo in enumerate(explore.combinations, 1):
         # TODO(arch): the call label; kept without the tool name so the output is unchanged.

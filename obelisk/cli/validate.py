@@ -13,6 +13,7 @@ from obelisk import (
     ToolRegistry,
     __version__,
     compose_calls_schema,
+    plural,
     summary,
 )
 from obelisk.cli.common import (
@@ -90,10 +91,10 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                       "were not checked (give --tools FILE)", file=out)
             # Calls as listed; nodes differ when instancing copies calls or a call is not
             # an object (no node). Edges join nodes.
-            nodes = (f"{len(plan.nodes)} node(s), " if len(plan.nodes) != len(plan.calls)
+            nodes = (f"{plural(len(plan.nodes), 'node')}, " if len(plan.nodes) != len(plan.calls)
                      else "")
-            print(f"{inert(pf.name)}: {len(plan.calls)} call(s), {nodes}"
-                  f"{len(plan.edges)} edge(s): {summary(plan.diagnostics)}", file=out)
+            print(f"{inert(pf.name)}: {plural(len(plan.calls), 'call')}, {nodes}"
+                  f"{plural(len(plan.edges), 'edge')}: {summary(plan.diagnostics)}", file=out)
         else:
             reports.append((pf, diagnostics, wheres(diagnostics, pf)))
     if args.format == "json":

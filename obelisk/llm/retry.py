@@ -17,6 +17,7 @@ from typing import TypeVar
 from attrs import frozen
 
 from obelisk.core.errors import ObeliskError
+from obelisk.core.text import plural
 from obelisk.llm.base import Failure, LLMError, redact
 
 __all__ = [
@@ -89,7 +90,7 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
         except Transient as exc:
             if number >= policy.max_attempts:
                 raise LLMError(
-                    redact(f"gave up after {number} attempt(s): {exc}", secret)
+                    redact(f"gave up after {plural(number, 'attempt')}: {exc}", secret)
                     + " (raise max_attempts or timeout, or try again later)",
                     provider=provider, status=exc.status, failure=exc.failure,
                     attempts=number) from None
@@ -98,7 +99,7 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
             malformed += 1
             if malformed > MALFORMED_RETRIES or number >= policy.max_attempts:
                 raise LLMError(
-                    redact(f"the answer was not usable JSON {malformed} time(s): {exc}",
+                    redact(f"the answer was not usable JSON {plural(malformed, 'time')}: {exc}",
                            secret),
                     provider=provider, failure=Failure.MALFORMED, attempts=number) from None
 

@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from obelisk.core.text import plural
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -67,7 +68,7 @@ class ScriptedLLM:
         position = self._positions.get(key, 0)
         if position >= len(script):
             raise ScriptExhausted(
-                f"{what}: the script's {len(script)} answer(s) are used up "
+                f"{what}: the script's {plural(len(script), 'answer')} {'is' if len(script) == 1 else 'are'} used up "
                 "(add answers to the script, or lower max_ticks)")
         self._positions[key] = position + 1
         return script[position]

@@ -138,7 +138,7 @@ def test_openai_gives_up_after_the_budget() -> None:
     assert caught.value.failure is Failure.SERVER
     assert caught.value.attempts == 3
     assert sleeps.waits == [1.0, 1.5]  # capped by max_delay; no wait after the last
-    assert "gave up after 3 attempt(s)" in str(caught.value)
+    assert "gave up after 3 attempts" in str(caught.value)
 
 
 def test_openai_client_errors_are_not_retried() -> None:

@@ -1,0 +1,86 @@
+"""§7's readiness rule for a call whose parameter has no value: which of the four cases
+(written-but-absent, dead, unwritten, null) each absent reference is in. Pure functions of
+the run state; :mod:`obelisk.interpreters.machine` decides the skip from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from obelisk.compiler.nodes import Param, Read
+from obelisk.core.ast import Reference
+from obelisk.core.errors import WriteError
+from obelisk.core.paths import overlaps
+from obelisk.core.resolve import lookup_in
+from obelisk.core.values import MISSING, present
+from obelisk.interpreters.events import Status, Word
+
+if TYPE_CHECKING:  # the machine imports this module; its state is only a type here
+    from obelisk.interpreters.machine import RunState
+
+
+class Absence(Word):
+    """Why a reference a call reads has no value when the call is evaluated (§7), in the
+    order the cases are decided: the first case any reference is in decides the skip."""
+
+    WRITTEN_BUT_ABSENT = "written-but-absent"  # every possible writer wrote, still MISSING
+    DEAD = "dead"  # a possible writer did not write it: a branch not taken
+    UNWRITTEN = "unwritten"  # no call of the plan can write it: a missing input
+    NULL = "null"  # every possible writer wrote, and what it holds is null
+
+
+def wrote(state: RunState, writer: int, ref: Reference) -> bool:
+    """True when node ``writer`` wrote ``ref``: it completed, and the write of the
+    alternative it took, overlapping ``ref``, was applied (a refused write writes nothing;
+    an exception routed to the last alternative writes that one)."""
+    alt = state.took.get(writer)
+    node = state.plan.nodes[writer]
+    if state.status[writer] is not Status.EXECUTED or alt is None or node.output is None:
+        return False
+    return any(t.kind == ref.kind and overlaps(t.path, ref.path)
+               for t in node.output.alternatives[alt].targets)
+
+
+def absences(state: RunState, node_id: int,
+             params: Iterable[Param]) -> list[tuple[Absence, Read]]:
+    """Each reference of ``params`` whose value is not present now, with its case (§7):
+    written-but-absent, dead, unwritten or null. Pure: reads the state only."""
+    node = state.plan.nodes[node_id]
+    lookup = lookup_in(state.context, node.instance)
+    found: list[tuple[Absence, Read]] = []
+    for param in params:
+        for read in param.reads:
+            ref = read.reference
+            try:
+                value = lookup(ref)
+            except WriteError:
+                value = MISSING  # the read itself fails: the parameter already said so
+            if present(value):
+                continue
+            all_wrote = all(wrote(state, w, ref) for w in read.writers)
+            if read.writers and all_wrote and value is MISSING:
+                case = Absence.WRITTEN_BUT_ABSENT
+            elif not all_wrote:
+                case = Absence.DEAD
+            elif not read.writers:
+                case = Absence.UNWRITTEN
+            else:
+                case = Absence.NULL
+            found.append((case, read))
+    return found
+
+
+def written_but_absent(state: RunState, read: Read) -> str:
+    """The message of a ``MissingValue`` for a written-but-absent read: the writers, what
+    each wrote, and the key that is absent."""
+    ref = read.reference
+    wrote_what = []
+    for writer in read.writers:
+        node = state.plan.nodes[writer]
+        assert node.output is not None  # a writer that wrote has an output
+        targets = [str(t) for t in node.output.alternatives[state.took[writer]].targets
+                   if t.kind == ref.kind and overlaps(t.path, ref.path)]
+        wrote_what.append(f"{node.label} wrote {' and '.join(targets)}")
+    return (f"{ref} has no value, although every call that can write it did "
+            f"({'; '.join(wrote_what)}): the key it reads is absent from what was written")
