@@ -25,6 +25,7 @@ running a plan is the machine's: this module only strings the pure pieces togeth
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -32,11 +33,14 @@ from attrs import evolve, frozen
 from pyrsistent import pvector
 
 from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, DelegateRunner, Delegation, as_root
 from obelisk.agent.hooks import (
     AgentError,
+    AgentEvent,
     AgentObserver,
     ApprovePlan,
     Asked,
+    Delegated,
     EditPlan,
     OnPlan,
     PlanVerdict,
@@ -108,6 +112,8 @@ class _Options:
     mocks: Mapping[str, Any] | None
     latent_tools: frozenset[str] | None
     observer: AgentObserver | None
+    delegation: Delegation = Delegation()
+    stream: bool = False
 
 
 async def run_agent(
@@ -129,6 +135,10 @@ async def run_agent(
     mocks: Mapping[str, Any] | None = None,
     latent_tools: Iterable[str] | None = None,
     observer: AgentObserver | None = None,
+    delegate_root: str | os.PathLike[str] | None = None,
+    max_delegate_depth: int = MAX_DELEGATE_DEPTH,
+    stream: bool = False,
+    _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
     out of ticks.
@@ -141,12 +151,17 @@ async def run_agent(
     :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
     :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
     activity is called; ``latent_tools`` then names the latent tools the LLM still
-    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`). Raises
+    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`);
+    ``delegate_root`` the folder of saved requests that ``_delegate`` names, and
+    ``max_delegate_depth`` how deep delegates may nest (:mod:`obelisk.agent.delegate`);
+    ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
+    has arrived and is ready (:mod:`obelisk.agent.stream`). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
-    if max_ticks < 1 or max_stalls < 1:
-        raise AgentError("max_ticks and max_stalls must be at least 1")
+    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
+        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
+                         "at least 0")
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -159,7 +174,9 @@ async def run_agent(
         max_concurrency=max_concurrency, timeout=timeout, instances=instances,
         mocks=None if mocks is None else dict(mocks),
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
-        observer=observer)
+        observer=observer,
+        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
+        stream=stream)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     state = _Loop(ctx, Transcript(), Validators(output_schema))
     ticks: list[Tick] = []
@@ -283,7 +300,8 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, state.transcript)
-    result = await _run(compiled, context, latent, options)
+    result = await _run(compiled, context, latent, options,
+                        _delegates(options, (*options.tools, *state.transcript.tools)))
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
     outcomes = _outcomes(result)
@@ -332,15 +350,47 @@ async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Contex
     return compiled, plan_verdict(answer)
 
 
+def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
+    """The tick's delegate executor: a nested :func:`run_agent` with the same adapter."""
+
+    async def run(context: list[Any], saved_tools: tuple[Any, ...], schema: Any,
+                  max_ticks: int | None, nested: Delegation) -> AgentResult:
+        return await run_agent(
+            context, options.llm, tools=saved_tools, activities=options.activities,
+            output_schema=schema, max_ticks=max_ticks or options.max_ticks,
+            max_stalls=options.max_stalls, approve=options.approve, clock=options.clock,
+            max_concurrency=options.max_concurrency, timeout=options.timeout,
+            instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
+            delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
+            observer=passed_on, _chain=nested.chain)
+
+    def passed_on(event: AgentEvent) -> None:
+        # The caller's observer follows the chain of delegates, not their own ticks.
+        if options.observer is not None and isinstance(event, Delegated):
+            options.observer(event)
+
+    def ended(chain: tuple[str, ...], result: AgentResult) -> None:
+        if options.observer is not None:
+            options.observer(Delegated(chain, result.status.value, len(result.ticks)))
+
+    return DelegateRunner(options.delegation, tuple(thaw(t) for t in tools), run, ended)
+
+
+def registry_of(options: _Options, latent: LLMLatent, delegates: DelegateRunner) -> Registry:
+    """What a tick's calls run with: activities (or mocks), the LLM, delegates."""
+    if options.mocks is not None:
+        return Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
+                        latent_executor=latent, latent_tools=options.latent_tools,
+                        delegate_executor=delegates)
+    return Registry(activities=options.activities, latent_executor=latent,
+                    delegate_executor=delegates)
+
+
 async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
-               options: _Options) -> RunResult:
+               options: _Options, delegates: DelegateRunner) -> RunResult:
     """Run one tick's plan through the asyncio interpreter, keeping going past invalid
     calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
-    if options.mocks is not None:
-        registry = Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
-                            latent_executor=latent, latent_tools=options.latent_tools)
-    else:
-        registry = Registry(activities=options.activities, latent_executor=latent)
+    registry = registry_of(options, latent, delegates)
     return await drive_async(plan, context, async_executor(plan, registry), options.approve,
                              options.clock, max_concurrency=options.max_concurrency,
                              timeout=options.timeout, isolate_invalid=True)
