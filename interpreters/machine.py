@@ -139,8 +139,8 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
 
     ``plan`` extends the run's plan: its first nodes are the run's, the new ones are
     appended. New nodes become PENDING; every pending node's ``waiting`` is recomputed from
-    its unfinished predecessors in ``plan``, and parked nodes are re-evaluated. What has
-    already run is not revisited. Raises ``ValueError`` for a closed run or a plan that
+    its unfinished predecessors in ``plan``, and parked nodes are re-evaluated. A new node
+    in ``plan.invalid`` finishes INVALID at once. What has already run is not revisited. Raises ``ValueError`` for a closed run or a plan that
     does not extend the run's.
     """
     old = state.plan
@@ -154,6 +154,9 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
     waiting = pvector(
         sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)
     state = evolve(state, plan=plan, status=status, waiting=waiting, cache=calls.cache_of(plan))
+    for node_id in range(len(old.nodes), len(plan.nodes)):
+        if node_id in plan.invalid:  # an admitted call with an error never starts (§8.6)
+            state = _invalid(state, node_id)
     return _recandidate(state)
 
 

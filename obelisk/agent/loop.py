@@ -40,6 +40,7 @@ from obelisk.agent.hooks import (
     AgentObserver,
     ApprovePlan,
     Asked,
+    CallStarted,
     Delegated,
     EditPlan,
     OnPlan,
@@ -53,6 +54,7 @@ from obelisk.agent.latent import LLMLatent
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
+from obelisk.agent.stream import run_streamed
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
@@ -231,6 +233,9 @@ async def _tick(state: _Loop, number: int, mode: Mode,
                             transcript=transcript)
     if options.observer is not None:
         options.observer(Asked(number, len(request.render())))
+    if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
+        return await _streamed_tick(_Loop(context, transcript, state.validators), number,
+                                    request, options)
     try:
         reply = await options.llm.solve(request)
     except LLMError as exc:
@@ -257,7 +262,12 @@ async def _tick(state: _Loop, number: int, mode: Mode,
         if ran.cancelled:
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
-    errors: list[dict[str, Any]] = []
+    return _conclude(state, number, solution, output, ran, [])
+
+
+def _conclude(state: _Loop, number: int, solution: Any, output: Any, ran: _Ran,
+              errors: list[dict[str, Any]]) -> tuple[_Loop, Tick, _End]:
+    """The end of a tick whose calls ran: resolve and check the output, then record."""
     end: _End = None
     if output is not None:
         value, missing = resolve_output(output, ran.context)
@@ -348,6 +358,70 @@ async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Contex
     if isinstance(answer, Awaitable):
         answer = await answer
     return compiled, plan_verdict(answer)
+
+
+async def _streamed_tick(state: _Loop, number: int, request: Any,
+                         options: _Options) -> tuple[_Loop, Tick, _End]:
+    """A tick whose solution is streamed: each call starts as soon as it is admitted and
+    ready (:mod:`obelisk.agent.stream`), then the tick ends as a whole one does."""
+    context = state.context
+    tools = (*options.tools, *state.transcript.tools)
+    registry = merge_tools(options.tools, [thaw(t) for t in state.transcript.tools])
+
+    def compile_part(calls: list[Any], is_open: bool) -> CompiledPlan:
+        return compile_plan(calls, tools=registry, context=context,
+                            instances=options.instances, open=is_open)
+
+    def on_start(call: int, seen: int, is_open: bool) -> None:
+        if options.observer is not None:
+            options.observer(CallStarted(number, call, seen, is_open))
+
+    latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript)
+    try:
+        streamed = await run_streamed(
+            options.llm.stream(request), context, compile_part,
+            lambda solution: state.validators.solution_errors(request.schema_text, solution),
+            registry_of(options, latent, _delegates(options, tools)), options.clock,
+            approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
+            on_start=on_start)
+    except LLMError as exc:
+        return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+    except NotImplementedError:
+        raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
+                         "stream=True (--stream)") from None
+    solution = {"calls": list(streamed.calls), "output": streamed.output}
+    result = streamed.result
+    if options.observer is not None:
+        options.observer(Ran(number, solution, result))
+    outcomes = _outcomes(result)
+    plan_message = {"type": "plan", "plan": list(streamed.calls), "mode": Mode.EAGER.value,
+                    "outcomes": [o.to_json() for o in outcomes]}
+    nodes = result_plan_nodes(result)
+    errors = [error_message("late-writer", f"call {nodes[w]} arrived after call {nodes[r]} had "
+                            f"started, and writes what call {nodes[r]} read: put writers "
+                            "before their readers", {"writer": nodes[w], "reader": nodes[r]})
+              for w, r in streamed.late]
+    usage = streamed.usage + latent.usage
+    if not streamed.calls and streamed.output is None and not streamed.problems:
+        errors.append(error_message("NoProgress", "the solution has no calls and a null "
+                                    "output: plan calls, or give the output"))
+    ran = _Ran(result.context, usage, plan_message if streamed.calls else None,
+               tuple(outcomes), cancelled=result.status is RunStatus.CANCELLED)
+    if streamed.problems:
+        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in streamed.problems)
+        errors.append(error_message("InvalidSolution", "the solution does not match the "
+                                    "solution schema: " + text,
+                                    {"errors": list(streamed.problems)}))
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran)
+    if ran.cancelled:
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
+                      end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
+    return _conclude(state, number, solution, streamed.output, ran, errors)
+
+
+def result_plan_nodes(result: RunResult) -> list[int]:
+    """Each node's call index, by node id."""
+    return [node.index for node in result.plan.nodes]
 
 
 def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
