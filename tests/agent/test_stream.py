@@ -5,6 +5,7 @@ reported, and a property that a streamed run equals the same plan run whole."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 from obelisk.agent import AgentError, AgentResult, AgentStatus, run_agent_sync
 from obelisk.agent.hooks import CallStarted
 from obelisk.core.values import thaw
-from obelisk.llm import ScriptedLLM
+from obelisk.llm import ScriptedLLM, StreamedCall, StreamedOutput
+from obelisk.llm.streaming import SolutionParser
 
 DATE = "2026-11-23T00:00:00Z"
 STEP = {"type": "object", "properties": {"_tool": {"const": "step"},
@@ -122,5 +124,48 @@ def test_a_streamed_run_equals_the_plan_run_whole(
     done = {"calls": [], "output": 1}
     streamed = agent([solution, done], delays=delays, activities={"step": slow})
     whole = agent([solution, done], stream=False, activities={"step": slow})
+    assert streamed.context.value("state") == whole.context.value("state")
+    assert errors(streamed) == errors(whole) == []
+
+
+class ChunkedLLM(ScriptedLLM):
+    """A scripted adapter that streams each solution as JSON text cut at random places
+    (``cuts``), parsed back by the provider adapters' incremental parser, with a pause
+    (``pause`` seconds) after every piece."""
+
+    def __init__(self, solutions: Any, cuts: list[int], pause: float) -> None:
+        super().__init__(solutions)
+        self.cuts, self.pause = cuts, pause
+
+    async def stream(self, request: Any) -> Any:
+        reply = await self.solve(request)
+        text = json.dumps(reply.value, ensure_ascii=False)
+        parser, start, turn = SolutionParser("test"), 0, 0
+        while start < len(text):
+            size = self.cuts[turn % len(self.cuts)]
+            turn += 1
+            for call in parser.feed(text[start:start + size]):
+                yield StreamedCall(call)
+            start += size
+            await asyncio.sleep(self.pause)
+        yield StreamedOutput(parser.close(), reply.usage)
+
+
+@settings(max_examples=25, deadline=None)
+@given(plans(), st.lists(st.integers(1, 60), min_size=1, max_size=8),
+       st.sampled_from([0.0, 0.0005]),
+       st.lists(st.sampled_from([0.0, 0.001, 0.002]), min_size=6, max_size=6))
+def test_a_run_streamed_in_random_chunks_equals_the_plan_run_whole(
+        calls: list[dict[str, Any]], cuts: list[int], pause: float,
+        pauses: list[float]) -> None:
+    async def slow(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        await asyncio.sleep(pauses[int(call["_outputPath"][len("†state.v"):])])
+        return {"got": call.get("x")}
+
+    solutions = [{"calls": calls, "output": None}, {"calls": [], "output": 1}]
+    context = [{"type": "state", "state": {"seed": 1}}]
+    streamed = run_agent_sync(context, ChunkedLLM(solutions, cuts, pause), tools=[STEP],
+                              activities={"step": slow}, clock=lambda: DATE, stream=True)
+    whole = agent(solutions, stream=False, activities={"step": slow})
     assert streamed.context.value("state") == whole.context.value("state")
     assert errors(streamed) == errors(whole) == []
