@@ -21,6 +21,7 @@ lets a command report a missing one before the run starts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pathlib
@@ -34,6 +35,7 @@ from obelisk.core.messages import PAYLOAD_KEYS
 from obelisk.core.values import MISSING, thaw
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Outcome, Raised, Returned
+from obelisk.llm.base import Usage
 
 __all__ = [
     "ANONYMOUS",
@@ -210,6 +212,7 @@ class DelegateRunner:
         self.tools = tools
         self.run = run
         self.on_result = on_result
+        self.usage = Usage()  # the tokens the delegates' runs cost, counted in the tick's
 
     async def __call__(self, to: str, invocation: Invocation) -> Outcome:
         """The delegated call's outcome: the delegate's output, or a runtime error."""
@@ -224,9 +227,12 @@ class DelegateRunner:
             return Raised(exc.type, str(exc))
         context = delegate_context(saved.context, invocation, scoped_kinds(invocation.call))
         result = await self.run(context, saved.tools, saved.schema, saved.max_ticks, nested)
+        self.usage = self.usage + result.usage
         if self.on_result is not None:
             self.on_result(nested.chain, result)
         status = str(result.status.value)
+        if status == "cancelled":  # the caller's run is being cancelled: so is this call
+            raise asyncio.CancelledError
         if status != "completed":
             return Raised("DelegateFailed", f"the delegate {nested.describe()} ended "
                           f"{status}: {result.reason}", data={"status": status,

@@ -310,8 +310,8 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, state.transcript)
-    result = await _run(compiled, context, latent, options,
-                        _delegates(options, (*options.tools, *state.transcript.tools)))
+    delegates = _delegates(options, (*options.tools, *state.transcript.tools))
+    result = await _run(compiled, context, latent, options, delegates)
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
     outcomes = _outcomes(result)
@@ -319,7 +319,8 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
                                     "outcomes": [o.to_json() for o in outcomes]}
     if edited:
         plan_message["edited"] = True
-    return _Ran(result.context, ran.usage + latent.usage, plan_message, tuple(outcomes),
+    return _Ran(result.context, ran.usage + latent.usage + delegates.usage, plan_message,
+                tuple(outcomes),
                 edited, cancelled=result.status is RunStatus.CANCELLED)
 
 
@@ -377,11 +378,12 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
             options.observer(CallStarted(number, call, seen, is_open))
 
     latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript)
+    delegates = _delegates(options, tools)
     try:
         streamed = await run_streamed(
             options.llm.stream(request), context, compile_part,
             lambda solution: state.validators.solution_errors(request.schema_text, solution),
-            registry_of(options, latent, _delegates(options, tools)), options.clock,
+            registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start)
     except LLMError as exc:
@@ -401,7 +403,7 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
                             f"started, and writes what call {nodes[r]} read: put writers "
                             "before their readers", {"writer": nodes[w], "reader": nodes[r]})
               for w, r in streamed.late]
-    usage = streamed.usage + latent.usage
+    usage = streamed.usage + latent.usage + delegates.usage
     if not streamed.calls and streamed.output is None and not streamed.problems:
         errors.append(error_message("NoProgress", "the solution has no calls and a null "
                                     "output: plan calls, or give the output"))

@@ -27,7 +27,8 @@ from obelisk.agent.hooks import Delegated
 from obelisk.core.values import thaw
 from obelisk.interpreters.machine import advance, begin
 from obelisk.interpreters.outcomes import Raised, Returned
-from obelisk.llm import ScriptedLLM
+from obelisk.llm import ScriptedLLM, Usage
+from obelisk.llm.scripted import count_tokens
 
 DATE = "2026-11-23T00:00:00Z"
 
@@ -239,3 +240,12 @@ def test_a_delegate_never_sees_a_message_the_caller_did_not_scope(
         assert delegate.value(kind) == context.value(kind, (), instance)
     assert seen[-1] == {"type": "input", "input": {"text": "literal"}}
     assert not isinstance(outcome, Raised)
+
+
+def test_the_delegates_tokens_count_in_the_callers_tick() -> None:
+    solutions = [{"calls": [call("summarise")], "output": None},
+                 {"calls": [], "output": "short"}, DONE]
+    result, llm = agent(solutions, [SUMMARISE])
+    asked = [count_tokens(r.render()) for r in llm.requests]
+    answered = [count_tokens(json.dumps(s, ensure_ascii=False)) for s in solutions]
+    assert result.ticks[0].usage == Usage(asked[0] + asked[1], answered[0] + answered[1])
