@@ -385,7 +385,7 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
             lambda solution: state.validators.solution_errors(request.schema_text, solution),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
-            on_start=on_start)
+            on_start=on_start, timeout=options.timeout)
     except LLMError as exc:
         return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
     except NotImplementedError:

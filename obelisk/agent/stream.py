@@ -46,7 +46,7 @@ from obelisk.interpreters.machine import (
     decide,
     finish,
 )
-from obelisk.interpreters.outcomes import Outcome, as_verdict
+from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
 
@@ -93,15 +93,18 @@ async def run_streamed(
     approve: Callable[[dict[str, Any]], Any] | None = None,
     on_plan: Callable[[CompiledPlan], None] | None = None,
     on_start: Callable[[int, int, bool], None] | None = None,
+    timeout: float | None = None,
 ) -> StreamedRun:
     """Run the calls of a streamed solution as they arrive (see the module docstring).
 
     ``compile_part(calls, open)`` compiles the calls seen so far; ``problems(solution)``
     validates against the solution schema; ``registry`` runs the calls (its executors
     always see the newest plan); ``on_plan`` is told each admitted plan (the latent
-    executor follows it); ``on_start(call, seen, open)`` each call that starts.
+    executor follows it); ``on_start(call, seen, open)`` each call that starts;
+    ``timeout`` (seconds) bounds each call, as in :func:`obelisk.run_async`.
     """
     run = _Streamed(begin(compile_part([], True), context, isolate_invalid=True, open=True))
+    run.timeout = timeout
     reader = asyncio.create_task(_read(items, run.queue))
     try:
         await _loop(run, compile_part, problems, registry, clock, approve, on_plan, on_start)
@@ -134,6 +137,7 @@ class _Streamed:
         self.arrived: list[float] = []
         self.started: dict[int, float] = {}
         self.open = True
+        self.timeout: float | None = None
 
 
 async def _read(items: AsyncIterator[StreamItem], queue: asyncio.Queue[tuple[str, Any]]) -> None:
@@ -229,7 +233,10 @@ async def _start_ready(run: _Streamed, registry: Registry,
 async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> None:
     try:
         execution = choose_executor(run.state.plan, invocation, registry)
-        outcome: Outcome = await execute_async(execution, invocation)
+        outcome: Outcome = await asyncio.wait_for(execute_async(execution, invocation),
+                                                  run.timeout)
+    except asyncio.TimeoutError:
+        outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # pragma: no cover - execute_async turns failures into outcomes

@@ -169,3 +169,13 @@ def test_a_run_streamed_in_random_chunks_equals_the_plan_run_whole(
     whole = agent(solutions, stream=False, activities={"step": slow})
     assert streamed.context.value("state") == whole.context.value("state")
     assert errors(streamed) == errors(whole) == []
+
+
+def test_a_streamed_call_past_the_timeout_fails_with_timeout() -> None:
+    async def stuck(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        await asyncio.sleep(30)
+
+    solution = {"calls": [write(0)], "output": None}
+    result = agent([solution, {"calls": [], "output": 1}], activities={"step": stuck},
+                   timeout=0.01)
+    assert [e["type"] for e in errors(result)] == ["Timeout"]
