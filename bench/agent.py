@@ -12,6 +12,15 @@ history of writes to the same 50 keys, plus the same text, plan and error messag
   2. for comparison, build_request reading the history from scratch (no transcript),
      which grows with the history, and Transcript.advance over one new message.
 
+Then the figures of issue 10:
+  3. streaming: a scripted stream of 20 calls arriving 50 ms apart, each call taking
+     100 ms: the largest time from a call's object being complete to its start (target
+     <= 5 ms for the first), and the tick's wall time against the stream's plus the last
+     call's own duration (target <= 1.1);
+  4. delegates: a tick with one call delegated to an anonymous delegate (one tick of its
+     own), against the same tick with the call as an activity plus the delegate's loop run
+     directly; the difference is the engine time a delegate adds (target <= 1 ms).
+
 Run: python bench/agent.py
 """
 
@@ -117,7 +126,75 @@ def loop_overhead() -> None:
           f"{overhead * 1e3:.2f} ms per tick (target <= 5 ms)")
 
 
+STREAM_CALLS, STREAM_GAP, CALL_SECONDS = 20, 0.05, 0.1
+
+
+def streaming() -> None:
+    """Figure 3: how soon a streamed call starts, and the tick's wall time."""
+    from obelisk.agent.stream import run_streamed
+
+    async def slow(call: Any, tool: Any, context: Any) -> int:
+        await asyncio.sleep(CALL_SECONDS)
+        return 1
+
+    calls = [{"_tool": "lookup", "id": str(i), "_outputPath": f"†state.c{i}"}
+             for i in range(STREAM_CALLS)]
+    llm = ScriptedLLM([{"calls": calls, "output": None}], delays=STREAM_GAP)
+    context = Context.of([])
+    request = build_request(context, tools=TOOLS)
+
+    async def once() -> Any:
+        began = time.perf_counter()
+        streamed = await run_streamed(
+            llm.stream(request), context,
+            lambda seen, is_open: compile_plan(seen, tools=TOOLS, context=context,
+                                               open=is_open),
+            lambda solution: [], Registry(activities={"lookup": slow}),
+            clock_of(None))
+        return streamed, time.perf_counter() - began, began
+
+    streamed, wall, began = asyncio.run(once())
+    delays = [streamed.started[i] - streamed.arrived[i] for i in range(STREAM_CALLS)]
+    stream_time = streamed.arrived[-1] - began
+    bound = stream_time + CALL_SECONDS
+    print(f"streaming {STREAM_CALLS} calls {STREAM_GAP * 1e3:.0f} ms apart: first call started "
+          f"{delays[0] * 1e3:.2f} ms after its object was complete (target <= 5 ms), the "
+          f"slowest {max(delays) * 1e3:.2f} ms; tick wall {wall * 1e3:.0f} ms against stream + "
+          f"last call {bound * 1e3:.0f} ms, ratio {wall / bound:.3f} (target <= 1.1)")
+
+
+def delegate_overhead() -> None:
+    """Figure 4: the engine time one delegate adds over running its loop directly."""
+    tool = {"type": "object", "properties": {
+        "_tool": {"const": "ask"}, "q": {"type": "string"},
+        "_delegate": {"const": "anonymous"}, "_output": {"type": "string"}}}
+    plain = {"type": "object", "properties": {
+        "_tool": {"const": "ask"}, "q": {"type": "string"}, "_output": {"type": "string"}}}
+    call = {"_tool": "ask", "q": "why", "_outputPath": "†state.a"}
+    first = {"calls": [call], "output": "†state.a"}
+    inner = {"calls": [], "output": "because"}
+
+    async def answer(c: Any, t: Any, x: Any) -> str:
+        return "because"
+
+    async def delegated() -> None:
+        await run_agent([], ScriptedLLM([first, inner]), tools=[tool])
+
+    async def direct() -> None:
+        await run_agent([], ScriptedLLM([first]), tools=[plain], activities={"ask": answer})
+        await run_agent([{"type": "input", "input": {"q": "why"}}], ScriptedLLM([inner]),
+                        tools=[plain], output_schema={"type": "string"})
+
+    with_delegate = median_seconds(lambda: asyncio.run(delegated()), 200)
+    without = median_seconds(lambda: asyncio.run(direct()), 200)
+    print(f"a delegate: {with_delegate * 1e3:.2f} ms against its loop run directly "
+          f"{without * 1e3:.2f} ms, difference {(with_delegate - without) * 1e3:.2f} ms "
+          "(target <= 1 ms)")
+
+
 def main() -> None:
+    streaming()
+    delegate_overhead()
     loop_overhead()
     small, large = history(1_000), history(100_000)
     small_t, large_t = Transcript.of(small), Transcript.of(large)

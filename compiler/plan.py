@@ -76,12 +76,15 @@ def compile_plan(
     tools: ToolRegistry | Iterable[Any] | None = (),
     context: Context | Iterable[Any] | None = None,
     instances: bool = False,
+    open: bool = False,
 ) -> CompiledPlan:
     """Compile a plan (a list of calls) into a :class:`CompiledPlan`.
 
     ``tools``: tool schemas (or a ToolRegistry); when empty, any ``_tool`` is accepted.
     ``context``: what the plan will run against (a Context or a list of messages).
     ``instances``: map every call without ``_instance`` over the context's instance ids.
+    ``open``: the calls seen so far of a plan still arriving (streaming): a reference that
+    no call seen so far writes is not reported as ``dangling-reference`` (it waits).
     Problems in the plan become diagnostics; only an unusable plan raises
     :class:`PlanError` (not a list) and invalid tools raise ``ToolError``.
     """
@@ -103,6 +106,8 @@ def compile_plan(
         *expand_diagnostics,
         *(d for check in CHECKS for d in check(graph)),
     ])
+    if open:  # a later call may still write it: the run parks the reader instead
+        diagnostics = tuple(d for d in diagnostics if d.code != DiagnosticCode.DANGLING_REFERENCE)
     return CompiledPlan(
         calls=tuple(r.info.call if r.info is not None else raw
                     for r, raw in zip(readings, calls, strict=True)),

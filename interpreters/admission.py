@@ -25,9 +25,9 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
 
     ``plan`` extends the run's plan: its first nodes are the run's, the new ones are
     appended. New nodes become PENDING; every pending node's ``waiting`` is recomputed from
-    its unfinished predecessors in ``plan``, and parked nodes are re-evaluated. What has
-    already run is not revisited. Raises ``ValueError`` for a closed run or a plan that
-    does not extend the run's.
+    its unfinished predecessors in ``plan``, and parked nodes are re-evaluated. A new node
+    in ``plan.invalid`` finishes INVALID at once. What has already run is not revisited.
+    Raises ``ValueError`` for a closed run or a plan that does not extend the run's.
     """
     old = state.plan
     if not state.open:
@@ -40,6 +40,11 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
     waiting = pvector(
         sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)
     state = evolve(state, plan=plan, status=status, waiting=waiting, cache=calls.cache_of(plan))
+    from obelisk.interpreters.machine import invalidate  # the machine imports this module
+
+    for node_id in range(len(old.nodes), len(plan.nodes)):
+        if node_id in plan.invalid:  # an admitted call with an error never starts (§8.6)
+            state = invalidate(state, node_id)
     return _recandidate(state)
 
 

@@ -10,8 +10,8 @@ returns an :data:`Execution`, one of:
   ``NoActivity``/``NoMock`` refusal;
 - :class:`RunLatent` — a :class:`LatentExecutor` (the agent's LLM) that answers a latent
   call with an outcome;
-- :class:`Delegate` — a call run by another agent (a placeholder that fails clearly until
-  delegation exists).
+- :class:`Delegate` — a call handed to another agent (``_delegate``, §8.5), run by the
+  registry's :class:`DelegateExecutor` (the agent layer supplies it).
 
 :func:`execute_sync` and :func:`execute_async` invoke an execution; :func:`sync_executor`
 and :func:`async_executor` give the interpreters' loops their :class:`SyncExecutor` /
@@ -84,11 +84,19 @@ class RunLatent:
     executor: LatentExecutor
 
 
+class DelegateExecutor(Protocol):
+    """Runs a delegated call as another agent: ``to`` is ``anonymous`` or a saved request."""
+
+    async def __call__(self, to: str, invocation: Invocation) -> Outcome: ...
+
+
 @frozen
 class Delegate:
-    """Hand the call to another agent, named ``to`` (not available yet)."""
+    """Hand the call to another agent named ``to``, run by ``executor`` (None: no agent
+    runs delegates here, and the call fails clearly)."""
 
     to: str
+    executor: DelegateExecutor | None = None
 
 
 #: What runs one invocation.
@@ -114,6 +122,8 @@ class Registry:
     latent: Activity | None = None
     latent_executor: LatentExecutor | None = None
     delegates: frozenset[str] = frozenset()
+    #: Runs calls with a ``_delegate`` (the agent loop supplies it).
+    delegate_executor: DelegateExecutor | None = None
     mocks: Mapping[str, Any] | None = None
     counts: Counts | None = None
     example: ExampleOf | None = None
@@ -143,6 +153,9 @@ def choose_executor(plan: CompiledPlan, invocation: Invocation, registry: Regist
     """
     if registry.mocks is not None:
         return choose_mock(plan, invocation, registry)
+    to = delegate_of(invocation)
+    if to is not None:  # _delegate goes before every activity (§8.5)
+        return Delegate(to, registry.delegate_executor)
     node = plan.nodes[invocation.node]
     name = executor_for(plan, node, registry.activities.keys())
     if name:
@@ -185,6 +198,9 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
             return RunActivity(mocked.function)
         assert mocked.outcome is not None
         return Produce(mocked.outcome, mocked.delay)
+    to = delegate_of(invocation)
+    if to is not None:  # a mock for the tool goes first, then _delegate (§8.5)
+        return Delegate(to, registry.delegate_executor)
     # The call's own _output only for a latent call: a tool that names an _activity is
     # run by that activity, never by the LLM (SEMANTICS §7 step 4).
     latent = not executor_for(plan, node, ())
@@ -205,9 +221,24 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
                           contract=True))
 
 
+def delegate_of(invocation: Invocation) -> str | None:
+    """The delegate a call is handed to: its ``_delegate``, else the one its tool
+    prescribes (a ``const`` or ``default`` of ``properties._delegate``); None: no delegate.
+    Never resolved as an expression."""
+    to = invocation.call.get("_delegate")
+    if to is None and invocation.tool is not None:
+        schema = invocation.tool.schema
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        spec = props.get("_delegate") if isinstance(props, Mapping) else None
+        if isinstance(spec, Mapping):
+            to = spec.get("const", spec.get("default"))
+    return to if isinstance(to, str) and to else None
+
+
 def _delegated(to: str) -> Outcome:
-    return Raised("NotImplemented", f"the call is delegated to {to!r}, and delegation is not "
-                  "available yet: register an activity for the tool instead", contract=True)
+    return Raised("NotImplemented", f"the call is delegated to {to!r}, and only the agent loop "
+                  "runs delegates: run it with obelisk.run_agent, or register an activity "
+                  "for the tool and drop _delegate", contract=True)
 
 
 def execute_sync(execution: Execution, invocation: Invocation,
@@ -220,8 +251,15 @@ def execute_sync(execution: Execution, invocation: Invocation,
             return outcome
         case RunLatent(executor=executor):
             return _latent_sync(executor, invocation, wait)
-        case Delegate(to=to):
+        case Delegate(to=to, executor=None):
             return _delegated(to)
+        case Delegate(to=to, executor=delegate):
+            assert delegate is not None
+            try:
+                done: Outcome = wait(delegate(to, invocation))
+            except FAILURES as exc:  # the delegate's failure is the call's outcome
+                return outcome_of_exception(exc)
+            return done
     raise TypeError(f"not an execution: {execution!r}")  # pragma: no cover
 
 
@@ -249,8 +287,14 @@ async def execute_async(execution: Execution, invocation: Invocation) -> Outcome
                 return await result if inspect.isawaitable(result) else result
             except OUTCOMES as exc:  # the executor's failure is the call's outcome
                 return outcome_of_exception(exc)
-        case Delegate(to=to):
+        case Delegate(to=to, executor=None):
             return _delegated(to)
+        case Delegate(to=to, executor=delegate):
+            assert delegate is not None
+            try:
+                return await delegate(to, invocation)
+            except Exception as exc:  # the delegate's failure is the call's outcome
+                return outcome_of_exception(exc)
     raise TypeError(f"not an execution: {execution!r}")  # pragma: no cover
 
 

@@ -132,11 +132,11 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
         cache=calls.cache_of(plan),
     )
     for node_id in sorted(invalid):
-        state = _invalid(state, node_id)
+        state = invalidate(state, node_id)
     return state
 
 
-def _invalid(state: RunState, node_id: int) -> RunState:
+def invalidate(state: RunState, node_id: int) -> RunState:
     diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer}
                    for d in state.plan.invalid[node_id]]
     text = "; ".join(d["message"] for d in diagnostics) or "the call is invalid"

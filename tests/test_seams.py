@@ -98,18 +98,16 @@ FIRST = {"_tool": "use", "x": "†state.later", "_outputPath": "†state.used"}
 SECOND = {"_tool": "make", "_outputPath": "†state.later"}
 
 
-def open_part(calls: list[Any]) -> CompiledPlan:
-    # The calls seen so far of a stream: a read that nothing seen so far writes is not an
-    # error while the stream is open (it waits), so its dangling-reference is dropped, as
-    # the streaming compile will do.
-    plan = plan_of(calls)
-    kept = tuple(d for d in plan.diagnostics if d.code != "dangling-reference")
-    return evolve(plan, diagnostics=kept, invalid=pmap())
+def test_an_open_compile_does_not_report_what_a_later_call_may_write() -> None:
+    # The calls seen so far of a stream: a read that nothing seen so far writes waits.
+    assert [d.code for d in plan_of([FIRST]).diagnostics] == ["dangling-reference"]
+    plan = plan_of([FIRST], open=True)
+    assert plan.ok and not plan.invalid
 
 
 def open_run() -> RunState:
     # The first part alone reads a value nothing writes yet (an error for a closed plan).
-    return begin(open_part([FIRST]), open=True, isolate_invalid=True)
+    return begin(plan_of([FIRST], open=True), open=True, isolate_invalid=True)
 
 
 def test_an_open_run_parks_a_call_whose_value_no_call_writes_yet() -> None:
@@ -251,3 +249,52 @@ def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
     del plan
     gc.collect()
     assert key not in calls._CACHES
+
+
+# -- delegates through the executor seam ----------------------------------------------------
+
+
+class Helper:
+    """A delegate executor that answers with the delegate's name and the call's tool."""
+
+    async def __call__(self, to: str, invocation: Any) -> Any:
+        return Returned({"to": to, "tool": invocation.call["_tool"]})
+
+
+DELEGATED = {"type": "object", "properties": {"_tool": {"const": "a"},
+                                              "_delegate": {"const": "helper.json"}}}
+
+
+def test_a_delegate_goes_before_an_activity_and_runs_in_both_loops() -> None:
+    plan, invocation = ready_one([{"_tool": "a", "_delegate": "anonymous"}])
+    helper = Helper()
+    chosen = choose_executor(plan, invocation, Registry(activities={"a": activity},
+                                                        delegate_executor=helper))
+    assert chosen == Delegate("anonymous", helper)
+    expected = Returned({"to": "anonymous", "tool": "a"})
+    assert asyncio.run(execute_async(chosen, invocation)) == expected
+    loop = asyncio.new_event_loop()
+    try:
+        assert execute_sync(chosen, invocation, loop.run_until_complete) == expected
+    finally:
+        loop.close()
+
+
+def test_a_tool_prescribed_delegate_is_chosen_and_a_mock_goes_first() -> None:
+    plan = compile_plan([{"_tool": "a"}], tools=[DELEGATED])
+    _, ready = advance(begin(plan))
+    helper = Helper()
+    assert choose_executor(plan, ready[0], Registry(delegate_executor=helper)) == Delegate(
+        "helper.json", helper)
+    mocked = Registry(mocks={"a": {"return": 2}}, counts=Counts(), delegate_executor=helper)
+    assert choose_executor(plan, ready[0], mocked) == Produce(Returned(2))
+
+
+def test_an_admitted_call_with_an_error_finishes_invalid_and_never_starts() -> None:
+    state = begin(plan_of([SECOND], open=True), open=True, isolate_invalid=True)
+    state, _ = advance(state)
+    bad = {"_tool": "make", "_outputPath": "not a path"}
+    state = admit(state, plan_of([SECOND, bad], open=True))
+    assert state.status[1] is Status.INVALID
+    state, ready = advance(state)
+    assert [i.node for i in ready] == []

@@ -19,6 +19,8 @@ __all__ = [
     "AgentObserver",
     "ApprovePlan",
     "Asked",
+    "CallStarted",
+    "Delegated",
     "EditPlan",
     "OnPlan",
     "PlanVerdict",
@@ -103,5 +105,26 @@ class TickEnded:
     errors: tuple[Any, ...]
 
 
-AgentEvent: TypeAlias = Asked | Ran | TickEnded
+@frozen
+class Delegated:
+    """A delegate ended: ``chain`` names the delegates from the outermost run down to it,
+    ``status`` how it ended, ``ticks`` how many ticks it took."""
+
+    chain: tuple[str, ...]
+    status: str
+    ticks: int
+
+
+@frozen
+class CallStarted:
+    """Streaming: call ``call`` of tick ``tick`` started after ``seen`` calls had arrived
+    (the stream still open when ``open``)."""
+
+    tick: int
+    call: int
+    seen: int
+    open: bool
+
+
+AgentEvent: TypeAlias = Asked | Ran | TickEnded | Delegated | CallStarted
 AgentObserver: TypeAlias = Callable[[AgentEvent], None]

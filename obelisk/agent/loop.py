@@ -25,6 +25,7 @@ running a plan is the machine's: this module only strings the pure pieces togeth
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -32,11 +33,15 @@ from attrs import evolve, frozen
 from pyrsistent import pvector
 
 from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, DelegateRunner, Delegation, as_root
 from obelisk.agent.hooks import (
     AgentError,
+    AgentEvent,
     AgentObserver,
     ApprovePlan,
     Asked,
+    CallStarted,
+    Delegated,
     EditPlan,
     OnPlan,
     PlanVerdict,
@@ -49,6 +54,7 @@ from obelisk.agent.latent import LLMLatent
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
+from obelisk.agent.stream import run_streamed
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
@@ -108,6 +114,8 @@ class _Options:
     mocks: Mapping[str, Any] | None
     latent_tools: frozenset[str] | None
     observer: AgentObserver | None
+    delegation: Delegation = Delegation()
+    stream: bool = False
 
 
 async def run_agent(
@@ -129,6 +137,10 @@ async def run_agent(
     mocks: Mapping[str, Any] | None = None,
     latent_tools: Iterable[str] | None = None,
     observer: AgentObserver | None = None,
+    delegate_root: str | os.PathLike[str] | None = None,
+    max_delegate_depth: int = MAX_DELEGATE_DEPTH,
+    stream: bool = False,
+    _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
     out of ticks.
@@ -141,12 +153,17 @@ async def run_agent(
     :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
     :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
     activity is called; ``latent_tools`` then names the latent tools the LLM still
-    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`). Raises
+    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`);
+    ``delegate_root`` the folder of saved requests that ``_delegate`` names, and
+    ``max_delegate_depth`` how deep delegates may nest (:mod:`obelisk.agent.delegate`);
+    ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
+    has arrived and is ready (:mod:`obelisk.agent.stream`). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
-    if max_ticks < 1 or max_stalls < 1:
-        raise AgentError("max_ticks and max_stalls must be at least 1")
+    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
+        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
+                         "at least 0")
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -159,7 +176,9 @@ async def run_agent(
         max_concurrency=max_concurrency, timeout=timeout, instances=instances,
         mocks=None if mocks is None else dict(mocks),
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
-        observer=observer)
+        observer=observer,
+        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
+        stream=stream)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     state = _Loop(ctx, Transcript(), Validators(output_schema))
     ticks: list[Tick] = []
@@ -214,6 +233,9 @@ async def _tick(state: _Loop, number: int, mode: Mode,
                             transcript=transcript)
     if options.observer is not None:
         options.observer(Asked(number, len(request.render())))
+    if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
+        return await _streamed_tick(_Loop(context, transcript, state.validators), number,
+                                    request, options)
     try:
         reply = await options.llm.solve(request)
     except LLMError as exc:
@@ -240,7 +262,12 @@ async def _tick(state: _Loop, number: int, mode: Mode,
         if ran.cancelled:
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
-    errors: list[dict[str, Any]] = []
+    return _conclude(state, number, solution, output, ran, [])
+
+
+def _conclude(state: _Loop, number: int, solution: Any, output: Any, ran: _Ran,
+              errors: list[dict[str, Any]]) -> tuple[_Loop, Tick, _End]:
+    """The end of a tick whose calls ran: resolve and check the output, then record."""
     end: _End = None
     if output is not None:
         value, missing = resolve_output(output, ran.context)
@@ -283,7 +310,8 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, state.transcript)
-    result = await _run(compiled, context, latent, options)
+    delegates = _delegates(options, (*options.tools, *state.transcript.tools))
+    result = await _run(compiled, context, latent, options, delegates)
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
     outcomes = _outcomes(result)
@@ -291,7 +319,8 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
                                     "outcomes": [o.to_json() for o in outcomes]}
     if edited:
         plan_message["edited"] = True
-    return _Ran(result.context, ran.usage + latent.usage, plan_message, tuple(outcomes),
+    return _Ran(result.context, ran.usage + latent.usage + delegates.usage, plan_message,
+                tuple(outcomes),
                 edited, cancelled=result.status is RunStatus.CANCELLED)
 
 
@@ -332,15 +361,112 @@ async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Contex
     return compiled, plan_verdict(answer)
 
 
+async def _streamed_tick(state: _Loop, number: int, request: Any,
+                         options: _Options) -> tuple[_Loop, Tick, _End]:
+    """A tick whose solution is streamed: each call starts as soon as it is admitted and
+    ready (:mod:`obelisk.agent.stream`), then the tick ends as a whole one does."""
+    context = state.context
+    tools = (*options.tools, *state.transcript.tools)
+    registry = merge_tools(options.tools, [thaw(t) for t in state.transcript.tools])
+
+    def compile_part(calls: list[Any], is_open: bool) -> CompiledPlan:
+        return compile_plan(calls, tools=registry, context=context,
+                            instances=options.instances, open=is_open)
+
+    def on_start(call: int, seen: int, is_open: bool) -> None:
+        if options.observer is not None:
+            options.observer(CallStarted(number, call, seen, is_open))
+
+    latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript)
+    delegates = _delegates(options, tools)
+    try:
+        streamed = await run_streamed(
+            options.llm.stream(request), context, compile_part,
+            lambda solution: state.validators.solution_errors(request.schema_text, solution),
+            registry_of(options, latent, delegates), options.clock,
+            approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
+            on_start=on_start, timeout=options.timeout)
+    except LLMError as exc:
+        return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+    except NotImplementedError:
+        raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
+                         "stream=True (--stream)") from None
+    solution = {"calls": list(streamed.calls), "output": streamed.output}
+    result = streamed.result
+    if options.observer is not None:
+        options.observer(Ran(number, solution, result))
+    outcomes = _outcomes(result)
+    plan_message = {"type": "plan", "plan": list(streamed.calls), "mode": Mode.EAGER.value,
+                    "outcomes": [o.to_json() for o in outcomes]}
+    nodes = result_plan_nodes(result)
+    errors = [error_message("late-writer", f"call {nodes[w]} arrived after call {nodes[r]} had "
+                            f"started, and writes what call {nodes[r]} read: put writers "
+                            "before their readers", {"writer": nodes[w], "reader": nodes[r]})
+              for w, r in streamed.late]
+    usage = streamed.usage + latent.usage + delegates.usage
+    if not streamed.calls and streamed.output is None and not streamed.problems:
+        errors.append(error_message("NoProgress", "the solution has no calls and a null "
+                                    "output: plan calls, or give the output"))
+    ran = _Ran(result.context, usage, plan_message if streamed.calls else None,
+               tuple(outcomes), cancelled=result.status is RunStatus.CANCELLED)
+    if streamed.problems:
+        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in streamed.problems)
+        errors.append(error_message("InvalidSolution", "the solution does not match the "
+                                    "solution schema: " + text,
+                                    {"errors": list(streamed.problems)}))
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran)
+    if ran.cancelled:
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
+                      end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
+    return _conclude(state, number, solution, streamed.output, ran, errors)
+
+
+def result_plan_nodes(result: RunResult) -> list[int]:
+    """Each node's call index, by node id."""
+    return [node.index for node in result.plan.nodes]
+
+
+def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
+    """The tick's delegate executor: a nested :func:`run_agent` with the same adapter."""
+
+    async def run(context: list[Any], saved_tools: tuple[Any, ...], schema: Any,
+                  max_ticks: int | None, nested: Delegation) -> AgentResult:
+        return await run_agent(
+            context, options.llm, tools=saved_tools, activities=options.activities,
+            output_schema=schema, max_ticks=max_ticks or options.max_ticks,
+            max_stalls=options.max_stalls, approve=options.approve, clock=options.clock,
+            max_concurrency=options.max_concurrency, timeout=options.timeout,
+            instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
+            delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
+            observer=passed_on, _chain=nested.chain)
+
+    def passed_on(event: AgentEvent) -> None:
+        # The caller's observer follows the chain of delegates, not their own ticks.
+        if options.observer is not None and isinstance(event, Delegated):
+            options.observer(event)
+
+    def ended(chain: tuple[str, ...], result: AgentResult) -> None:
+        if options.observer is not None:
+            options.observer(Delegated(chain, result.status.value, len(result.ticks)))
+
+    return DelegateRunner(options.delegation, tuple(thaw(t) for t in tools), run, ended)
+
+
+def registry_of(options: _Options, latent: LLMLatent, delegates: DelegateRunner) -> Registry:
+    """What a tick's calls run with: activities (or mocks), the LLM, delegates."""
+    if options.mocks is not None:
+        return Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
+                        latent_executor=latent, latent_tools=options.latent_tools,
+                        delegate_executor=delegates)
+    return Registry(activities=options.activities, latent_executor=latent,
+                    delegate_executor=delegates)
+
+
 async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
-               options: _Options) -> RunResult:
+               options: _Options, delegates: DelegateRunner) -> RunResult:
     """Run one tick's plan through the asyncio interpreter, keeping going past invalid
     calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
-    if options.mocks is not None:
-        registry = Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
-                            latent_executor=latent, latent_tools=options.latent_tools)
-    else:
-        registry = Registry(activities=options.activities, latent_executor=latent)
+    registry = registry_of(options, latent, delegates)
     return await drive_async(plan, context, async_executor(plan, registry), options.approve,
                              options.clock, max_concurrency=options.max_concurrency,
                              timeout=options.timeout, isolate_invalid=True)

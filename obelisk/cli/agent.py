@@ -1,12 +1,19 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--json]``: run an agent.
+[--max-ticks N] [--stream] [--delegate-root DIR] [--json]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
 optionally ``mode``, ``max_ticks``, ``description`` and ``mocks``. Without
 ``--activities`` the file's ``mocks`` answer the calls (every tick is a dry run), so an
 agent runs offline with a script. A script file is an array of solutions, or an object
-``{"solutions": [...], "latent": {tool: [answers]}}``.
+``{"solutions": [...], "latent": {tool: [answers]}, "delays": SECONDS}`` (``delays``: how
+long the script waits before each streamed call, one number or one per call).
+
+``--stream`` asks the adapter for a streamed solution: each call starts as soon as it has
+arrived and is ready, and the ticks show calls starting while the solution is still
+arriving. ``--delegate-root DIR`` is the folder of the saved requests that ``_delegate``
+names; a saved request a tool names that is missing, or outside DIR, is reported before
+the run starts (exit 2).
 
 Each tick is shown as it happens (the request's size, in lazy mode the compiled plan, the
 calls and their outcomes, the errors fed back, the output); ``--json`` prints the result
@@ -18,6 +25,7 @@ Exit 0 when the run completed, 1 for any other status, 2 for bad input.
 from __future__ import annotations
 
 import argparse
+import pathlib
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -34,11 +42,14 @@ from obelisk.agent import (
     AgentEvent,
     ApprovePlan,
     Asked,
+    CallStarted,
+    Delegated,
     Ran,
     RejectPlan,
     TickEnded,
     run_agent_sync,
 )
+from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.safe import inert, json_text
@@ -64,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve", action="store_true",
                         help="ask before each call (eager) or each plan (lazy)")
     parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--stream", action="store_true",
+                        help="stream each solution: start calls while the rest arrive")
+    parser.add_argument("--delegate-root", metavar="DIR",
+                        help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -96,10 +111,12 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
         if isinstance(script, list):
             return ScriptedLLM(script)
         if isinstance(script, Mapping) and isinstance(script.get("solutions"), list) and (
-                isinstance(script.get("latent", {}), Mapping)):
-            return ScriptedLLM(script["solutions"], latent=dict(script.get("latent", {})))
+                isinstance(script.get("latent", {}), Mapping)) and _delays_ok(script):
+            return ScriptedLLM(script["solutions"], latent=dict(script.get("latent", {})),
+                               delays=script.get("delays", 0.0))
         raise InputError(f'{rest}: a script is an array of solutions or an object '
-                         '{"solutions": [...], "latent": {tool: [answers]}}')
+                         '{"solutions": [...], "latent": {tool: [answers]}, '
+                         '"delays": SECONDS or [SECONDS, ...]}')
     try:
         if kind == "openai":
             return OpenAILLM(rest, base_url=base_url)
@@ -108,6 +125,13 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
     except LLMError as exc:
         raise InputError(f"--llm {kind}: {exc}") from None
     raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
+
+
+def _delays_ok(script: Mapping[str, Any]) -> bool:
+    delays = script.get("delays", 0.0)
+    values = delays if isinstance(delays, list) else [delays]
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+               for v in values)
 
 
 def _show_plan(plan: CompiledPlan, stream: TextIO) -> None:
@@ -155,6 +179,12 @@ def tick_printer(out: TextIO) -> Any:
                     error = f" ({inert(call.error)})" if call.error else ""
                     print(f"  call {call.call} {inert(str(call.tool))}{where}: "
                           f"{call.outcome}{error}", file=out)
+            case CallStarted(call=call, seen=seen, open=is_open):
+                state = "the solution still arriving" if is_open else "the solution complete"
+                print(f"  call {call} started ({seen} call(s) arrived, {state})", file=out)
+            case Delegated(chain=chain, status=status, ticks=ticks):
+                path = " -> ".join(("caller", *(inert(c) for c in chain)))
+                print(f"  delegate {path}: {status} after {ticks} tick(s)", file=out)
             case TickEnded(errors=errors):
                 for message in errors:
                     error = message["data"]["error"]
@@ -184,6 +214,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         "mode": mode, "max_ticks": max_ticks, "activities": activities,
         "mocks": None if activities is not None else dict(spec.get("mocks", {})),
     }
+    if args.stream:
+        options["stream"] = True
+    if args.delegate_root is not None:
+        root = pathlib.Path(args.delegate_root)
+        if not root.is_dir():
+            raise InputError(f"--delegate-root {args.delegate_root}: not a folder")
+        options["delegate_root"] = root
+    missing = missing_delegates(options["tools"], options.get("delegate_root"))
+    if missing:  # the pure compiler reads no files: the shell checks before the run
+        raise InputError(f"{args.file}: " + "; ".join(missing))
     if args.approve:
         options["on_plan" if lazy else "approve"] = (
             plan_prompt(err) if lazy else terminal_approval(out, err))

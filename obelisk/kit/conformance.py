@@ -38,7 +38,8 @@ __all__ = [  # the judging names are re-exported: callers import them from here
     "json_equal", "load_vectors", "needed_ops", "run",
 ]
 
-AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent"})
+AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent",
+                          "requests", "max_delegate_depth"})
 VECTOR_FIELDS = frozenset(
     {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
 )

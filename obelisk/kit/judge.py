@@ -254,6 +254,9 @@ def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> li
                "mode": vector.get("mode", "eager"), "max_ticks": vector.get("max_ticks", 25),
                "solutions": vector.get("solutions"), "latent": vector.get("latent", {}),
                "mocks": vector.get("mocks", {})}
+    for key in ("requests", "max_delegate_depth"):  # delegates: sent only when given
+        if key in vector:
+            request[key] = vector[key]
     response = implementation.ask(request)
     failure = failure_of(response)
     if failure is not None:

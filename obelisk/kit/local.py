@@ -8,6 +8,9 @@ judges, and the side of every ``obelisk fuzz`` comparison that is taken as right
 
 from __future__ import annotations
 
+import json
+import pathlib
+import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -128,18 +131,31 @@ def answer_agent(request: Mapping[str, Any]) -> dict[str, Any]:
 
     latent: Mapping[str, Any] = request.get("latent") or {}
     mocks = {k: v for k, v in (request.get("mocks") or {}).items() if k not in latent}
-    try:
-        result = run_agent_sync(
-            Context.of(request.get("context") or []),
-            ScriptedLLM(list(request["solutions"]), latent=dict(latent)),
-            tools=request.get("tools") or (), output_schema=request.get("output_schema"),
-            mode=request.get("mode"), max_ticks=request.get("max_ticks") or 25,
-            mocks=mocks, latent_tools=latent.keys())
-    except (MessageError, ToolError, MockError, PlanError, InputError) as exc:
-        return {"failure": f"the agent cannot run: {exc}"}
+    with tempfile.TemporaryDirectory(prefix="obelisk-requests-") as root:
+        try:
+            _save_requests(pathlib.Path(root), request.get("requests") or {})
+            result = run_agent_sync(
+                Context.of(request.get("context") or []),
+                ScriptedLLM(list(request["solutions"]), latent=dict(latent)),
+                tools=request.get("tools") or (), output_schema=request.get("output_schema"),
+                mode=request.get("mode"), max_ticks=request.get("max_ticks") or 25,
+                mocks=mocks, latent_tools=latent.keys(), delegate_root=root,
+                max_delegate_depth=request.get("max_delegate_depth", 8))
+        except (MessageError, ToolError, MockError, PlanError, InputError) as exc:
+            return {"failure": f"the agent cannot run: {exc}"}
     return {"status": result.status.value, "ticks": len(result.ticks),
             "output": result.output, "views": views(result.context),
             "errors": agent_errors(result)}
+
+
+def _save_requests(root: pathlib.Path, requests: Mapping[str, Any]) -> None:
+    """Write a vector's saved requests under ``root``; a name leaving it is bad input."""
+    for name, saved in requests.items():
+        target = (root / name).resolve()
+        if pathlib.PurePosixPath(name).is_absolute() or root.resolve() not in target.parents:
+            raise InputError(f"requests: {name!r} is not a relative path inside the root")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(saved), encoding="utf-8")
 
 
 def agent_errors(result: Any) -> list[dict[str, Any]]:

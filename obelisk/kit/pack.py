@@ -186,6 +186,12 @@ def vector_schema() -> dict[str, Any]:
             # may script a malformed answer to test InvalidSolution.
             "solutions": {"type": "array"},
             "latent": {"type": "object", "additionalProperties": {"type": "array"}},
+            # Saved requests for _delegate, by their path under the delegate root.
+            "requests": {"type": "object", "additionalProperties": {
+                "type": "object", "required": ["context"],
+                "properties": {"context": {"type": "array"}, "tools": {"type": "array"},
+                               "max_ticks": {"type": "integer", "minimum": 1}}}},
+            "max_delegate_depth": {"type": "integer", "minimum": 0},
             "expect": {"$ref": "#/$defs/agent_expect"},
         },
         "required": ["id", "solutions", "expect"],

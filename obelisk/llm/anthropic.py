@@ -20,7 +20,17 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
+from obelisk.llm.base import (
+    Failure,
+    LLMError,
+    Refusal,
+    Reply,
+    StreamedCall,
+    StreamedOutput,
+    StreamItem,
+    Usage,
+    redact,
+)
 from obelisk.llm.openai import wrap_latent_schema
 from obelisk.llm.request import Request, Role
 from obelisk.llm.retry import (
@@ -33,6 +43,7 @@ from obelisk.llm.retry import (
     retry_after_seconds,
     with_retries,
 )
+from obelisk.llm.streaming import SolutionParser, failed_midstream
 
 __all__ = ["AnthropicLLM"]
 
@@ -92,9 +103,54 @@ class AnthropicLLM:
         value = reply.value
         return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
 
-    def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        """Not yet: streaming solutions from Anthropic is a later issue."""
-        raise NotImplementedError("the Anthropic adapter does not stream yet; use solve()")
+    async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        """The solution as it is generated (``stream=True``): the forced tool's input is
+        parsed as its JSON arrives, each call yielded as soon as its object is complete,
+        then the output and the usage. Opening the stream is retried like a request; a
+        failure after it began raises :class:`LLMError`."""
+        system, blocks, tool = self._parts(request, request.schema)
+        parser = SolutionParser(PROVIDER)
+
+        async def attempt() -> Any:
+            try:
+                return await self._client.messages.create(
+                    model=self.model, max_tokens=self.max_tokens, system=system,
+                    messages=[{"role": "user", "content": blocks}], tools=[tool],
+                    tool_choice={"type": "tool", "name": request.name},
+                    timeout=self.policy.timeout, stream=True, **self._options)
+            except Exception as exc:  # the SDK's errors, classified below
+                raise self._classify(exc) from None
+
+        events = await with_retries(attempt, provider=PROVIDER, policy=self.policy,
+                                    sleep=self._sleep, secret=self._secret)
+        tokens_in = tokens_out = 0
+        try:
+            async for event in events:
+                kind = getattr(event, "type", "")
+                if kind == "message_start":
+                    tokens_in = int(getattr(event.message.usage, "input_tokens", 0) or 0)
+                elif kind == "content_block_delta" and event.delta.type == "input_json_delta":
+                    for call in parser.feed(event.delta.partial_json):
+                        yield StreamedCall(call)
+                elif kind == "message_delta":
+                    tokens_out = int(getattr(event.usage, "output_tokens", 0) or 0)
+                    if getattr(event.delta, "stop_reason", None) == "refusal":
+                        raise Refusal("the model stopped with a refusal", provider=PROVIDER)
+        except Exception as exc:
+            raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
+                                   else exc, PROVIDER, self._secret) from None
+        yield StreamedOutput(parser.close(), Usage(tokens_in, tokens_out))
+
+    def _parts(self, request: Request, schema: Any) -> tuple[str, list[Any], dict[str, Any]]:
+        """The system text, the user blocks and the forced tool of a request."""
+        system = "\n\n".join(
+            [request.system] + [t.content for t in request.messages if t.role is Role.SYSTEM])
+        blocks = [{"type": "text", "text": t.content}
+                  for t in request.messages if t.role is Role.USER]
+        if not blocks:  # the API wants one user message at least
+            blocks = [{"type": "text", "text": "(no data yet)"}]
+        return system, blocks, {"name": request.name, "description": TOOL_DESCRIPTION,
+                                "input_schema": schema}
 
     async def _ask(self, request: Request, schema: Any) -> Reply:
         system = "\n\n".join(

@@ -21,7 +21,17 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from obelisk.llm.base import Failure, LLMError, Refusal, Reply, StreamItem, Usage, redact
+from obelisk.llm.base import (
+    Failure,
+    LLMError,
+    Refusal,
+    Reply,
+    StreamedCall,
+    StreamedOutput,
+    StreamItem,
+    Usage,
+    redact,
+)
 from obelisk.llm.request import Request
 from obelisk.llm.retry import (
     DEFAULT_POLICY,
@@ -33,6 +43,7 @@ from obelisk.llm.retry import (
     retry_after_seconds,
     with_retries,
 )
+from obelisk.llm.streaming import SolutionParser, call_of, failed_midstream, output_of
 from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = ["OpenAILLM", "wrap_latent_schema"]
@@ -106,9 +117,44 @@ class OpenAILLM:
         value = drop_forced_nulls(reply.value, schema)
         return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
 
-    def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        """Not yet: streaming solutions from OpenAI is a later issue."""
-        raise NotImplementedError("the OpenAI adapter does not stream yet; use solve()")
+    async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
+        """The solution as it is generated (``stream=True``): each call as soon as its
+        object is complete, then the output and the usage. Opening the stream is retried
+        like a request; a failure after it began raises :class:`LLMError`."""
+        schema = request.schema
+        parser = SolutionParser(PROVIDER)
+        response_format = {"type": "json_schema", "json_schema": {
+            "name": request.name, "strict": True, "schema": strict_schema(schema)}}
+
+        async def attempt() -> Any:
+            try:
+                return await self._client.chat.completions.create(
+                    model=self.model, messages=request.turns_json(),
+                    response_format=response_format, timeout=self.policy.timeout,
+                    stream=True, stream_options={"include_usage": True}, **self._options)
+            except Exception as exc:  # the SDK's errors, classified below
+                raise self._classify(exc) from None
+
+        chunks = await with_retries(attempt, provider=PROVIDER, policy=self.policy,
+                                    sleep=self._sleep, secret=self._secret)
+        usage = Usage()
+        try:
+            async for chunk in chunks:
+                counted = getattr(chunk, "usage", None)
+                if counted is not None:
+                    usage = Usage(int(getattr(counted, "prompt_tokens", 0) or 0),
+                                  int(getattr(counted, "completion_tokens", 0) or 0))
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = choice.delta
+                    refusal = getattr(delta, "refusal", None)
+                    if refusal:
+                        raise Refusal(redact(str(refusal), self._secret), provider=PROVIDER)
+                    for call in parser.feed(getattr(delta, "content", None) or ""):
+                        yield StreamedCall(call_of(call, schema))
+        except Exception as exc:
+            raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
+                                   else exc, PROVIDER, self._secret) from None
+        yield StreamedOutput(output_of(parser.close(), schema), usage)
 
     async def _ask(self, request: Request, schema: Any) -> Reply:
         messages = request.turns_json()

@@ -3,6 +3,7 @@ examples and dry runs of whole agents."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
@@ -48,9 +49,11 @@ class ScriptedLLM:
     """
 
     def __init__(self, solutions: Script = (),
-                 latent: Mapping[str, Script] | None = None) -> None:
+                 latent: Mapping[str, Script] | None = None, *,
+                 delays: float | Sequence[float] = 0.0) -> None:
         self._solutions = solutions
         self._latent = dict(latent or {})
+        self._delays = delays
         self._positions: dict[str | None, int] = {}  # the script's cursor, per list
         self.requests: list[Request] = []  # every request received, in order
 
@@ -92,12 +95,22 @@ class ScriptedLLM:
                            f"latent request for tool {tool!r}", request)
         return self._reply(request, value)
 
+    def _delay(self, number: int) -> float:
+        if isinstance(self._delays, (int, float)):
+            return float(self._delays)
+        if not self._delays:
+            return 0.0
+        return float(self._delays[min(number, len(self._delays) - 1)])
+
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The next scripted solution, streamed: each call, then the output."""
         reply = await self.solve(request)
         value = reply.value
         calls = value.get("calls", []) if isinstance(value, dict) else []
-        for call in calls if isinstance(calls, list) else []:
+        for number, call in enumerate(calls if isinstance(calls, list) else []):
+            delay = self._delay(number)
+            if delay > 0:
+                await asyncio.sleep(delay)
             yield StreamedCall(call)
         yield StreamedOutput(value.get("output") if isinstance(value, dict) else None,
                              reply.usage)

@@ -27,6 +27,10 @@ class Answer:
     body: Any = attrs.Factory(dict)
     headers: dict[str, str] = attrs.Factory(dict)
     delay: float = 0.0
+    #: Server-sent events instead of a JSON body: (event name or None, data), sent one by
+    #: one, ``gap`` seconds apart (streaming replies).
+    events: tuple[tuple[str | None, Any], ...] | None = None
+    gap: float = 0.0
 
 
 @attrs.frozen
@@ -70,6 +74,67 @@ def anthropic_message(tool_input: Any = None, *, name: str = "solution",
     })
 
 
+def pieces(text: str, size: int) -> list[str]:
+    """``text`` cut into pieces of ``size`` characters (the last one shorter)."""
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def openai_stream(content: str, *, size: int = 7, gap: float = 0.0,
+                  prompt_tokens: int = 11, completion_tokens: int = 7) -> Answer:
+    """A streamed chat completion (SSE): ``content`` in pieces of ``size`` characters,
+    then a usage chunk and ``[DONE]``."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                "model": "test-model",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    events += [(None, chunk({"content": piece})) for piece in pieces(content, size)]
+    events.append((None, chunk({}, "stop")))
+    events.append((None, {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                          "model": "test-model", "choices": [],
+                          "usage": {"prompt_tokens": prompt_tokens,
+                                    "completion_tokens": completion_tokens,
+                                    "total_tokens": prompt_tokens + completion_tokens}}))
+    events.append((None, "[DONE]"))
+    return Answer(events=tuple(events), gap=gap)
+
+
+def anthropic_stream(tool_input: Any, *, name: str = "solution", size: int = 7,
+                     gap: float = 0.0, input_tokens: int = 13, output_tokens: int = 5,
+                     text: str | None = None) -> Answer:
+    """A streamed messages reply (SSE): one ``tool_use`` block whose input arrives as
+    ``input_json_delta`` pieces of ``size`` characters (or ``text`` pieces: a reply without
+    the tool)."""
+    events: list[tuple[str | None, Any]] = [("message_start", {
+        "type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "test-model",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})]
+    if text is None:
+        events.append(("content_block_start", {
+            "type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}}))
+        events += [("content_block_delta", {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": piece}})
+            for piece in pieces(json.dumps(tool_input), size)]
+    else:
+        events.append(("content_block_start", {
+            "type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}))
+        events += [("content_block_delta", {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": piece}}) for piece in pieces(text, size)]
+    events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+               ("message_delta", {"type": "message_delta",
+                                  "delta": {"stop_reason": "tool_use" if text is None
+                                            else "end_turn", "stop_sequence": None},
+                                  "usage": {"output_tokens": output_tokens}}),
+               ("message_stop", {"type": "message_stop"})]
+    return Answer(events=tuple(events), gap=gap)
+
+
 def error(status: int, message: str = "try again", *, retry_after: str | None = None,
           delay: float = 0.0) -> Answer:
     """An error answer in the providers' shape, with an optional ``retry-after``."""
@@ -103,6 +168,9 @@ class ScriptedServer:
                         500, "the test server's script is used up")
                 if answer.delay and server._stop.wait(answer.delay):
                     return
+                if answer.events is not None:
+                    self._stream(answer)
+                    return
                 payload = json.dumps(answer.body).encode()
                 try:
                     self.send_response(answer.status)
@@ -114,6 +182,22 @@ class ScriptedServer:
                     self.wfile.write(payload)
                 except OSError:
                     pass  # the client gave up (a timeout test): nothing to answer
+
+            def _stream(self, answer: Answer) -> None:
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("cache-control", "no-cache")
+                    self.end_headers()
+                    for name, data in answer.events or ():
+                        text = data if isinstance(data, str) else json.dumps(data)
+                        head = "" if name is None else f"event: {name}\n"
+                        self.wfile.write(f"{head}data: {text}\n\n".encode())
+                        self.wfile.flush()
+                        if answer.gap and server._stop.wait(answer.gap):
+                            return
+                except OSError:
+                    pass  # the client went away
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -177,9 +177,18 @@ def test_openai_key_from_the_environment_and_missing(monkeypatch: pytest.MonkeyP
         OpenAILLM("m")
 
 
-def test_openai_streaming_is_not_there_yet() -> None:
-    with serve([]) as server, pytest.raises(NotImplementedError):
-        openai(server).stream(request())
+def test_openai_streaming_is_there() -> None:
+    # Was a placeholder test (NotImplementedError) until streaming existed; the streaming
+    # tests are in tests/llm/test_llm_streaming.py.
+    from servers import openai_stream
+
+    with serve([openai_stream(json.dumps(SOLUTION))]) as server:
+        items = run(_collect(openai(server).stream(request())))
+    assert items[0] == StreamedCall(SOLUTION["calls"][0])
+
+
+async def _collect(items: Any) -> list[Any]:
+    return [item async for item in items]
 
 
 # -- Anthropic ---------------------------------------------------------------------------

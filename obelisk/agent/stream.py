@@ -1,0 +1,244 @@
+"""Streaming a tick (the shell): each call starts as soon as it has arrived and is ready.
+
+The adapter's ``stream`` yields complete call objects, then the output. Each call, as it
+arrives, is checked against its branch of the solution schema and the calls seen so far
+are compiled *open* (``compile_plan(..., open=True)``: a reference that no call seen so
+far writes is not an error, it waits). The machine admits the new call
+(:func:`obelisk.interpreters.machine.admit`): a call with an error finishes ``Invalid``
+and never starts; a ready one starts at once, while later calls are still arriving; a
+call reading a MISSING value that no call seen so far writes is parked. When the stream
+closes, the run is closed (:func:`~obelisk.interpreters.machine.close`), so a value that
+nothing writes now fails its reader as in a whole run, and:
+
+- a call that arrived after an earlier call had already started, and writes what that
+  call read, adds a ``late-writer`` error naming both;
+- the whole solution is validated: when it is invalid, calls not yet started never start,
+  calls that ran keep their outcomes, and one ``InvalidSolution`` error is added.
+
+Every rule of running a call is the machine's; this module only feeds it calls as they
+arrive and runs what it hands back, as the asyncio interpreter does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from attrs import evolve, frozen
+
+from obelisk.compiler.codes import DiagnosticCode
+from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.context import Context
+from obelisk.interpreters.activities import outcome_of_exception
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.executors import Registry, choose_executor, execute_async
+from obelisk.interpreters.machine import (
+    RunState,
+    admit,
+    advance,
+    begin,
+    close,
+    complete,
+    decide,
+    finish,
+)
+from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.result import RunResult
+from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
+
+__all__ = ["StreamedRun", "late_writers", "run_streamed"]
+
+
+@frozen
+class StreamedRun:
+    """What a streamed tick gave: the run's result, the calls and output as they arrived,
+    the usage, the ``late-writer`` pairs ``(writer, reader)``, whether the whole solution
+    was valid (``problems`` empty), and when each call arrived and started (monotonic
+    seconds, by call index) for the figures."""
+
+    result: RunResult
+    calls: tuple[Any, ...]
+    output: Any
+    usage: Usage
+    late: tuple[tuple[int, int], ...]
+    problems: tuple[dict[str, str], ...]
+    arrived: tuple[float, ...]
+    started: dict[int, float]
+
+
+def late_writers(plan: CompiledPlan, state: RunState, first_new: int) -> list[tuple[int, int]]:
+    """The (writer, reader) node pairs where a node from ``first_new`` on writes what an
+    earlier node that already left PENDING read."""
+    pairs = []
+    for writer in range(first_new, len(plan.nodes)):
+        for reader in plan.successors[writer]:
+            if reader < first_new and state.status[reader].value != "pending":
+                pairs.append((writer, reader))
+    return pairs
+
+
+#: Compiles the calls seen so far; ``open`` while the stream is open.
+CompilePart = Callable[[list[Any], bool], CompiledPlan]
+#: The solution-schema problems of a solution (``{pointer, message}`` each).
+Problems = Callable[[Any], list[dict[str, str]]]
+
+
+async def run_streamed(
+    items: AsyncIterator[StreamItem], context: Context, compile_part: CompilePart,
+    problems: Problems, registry: Registry, clock: Callable[[], str], *,
+    approve: Callable[[dict[str, Any]], Any] | None = None,
+    on_plan: Callable[[CompiledPlan], None] | None = None,
+    on_start: Callable[[int, int, bool], None] | None = None,
+    timeout: float | None = None,
+) -> StreamedRun:
+    """Run the calls of a streamed solution as they arrive (see the module docstring).
+
+    ``compile_part(calls, open)`` compiles the calls seen so far; ``problems(solution)``
+    validates against the solution schema; ``registry`` runs the calls (its executors
+    always see the newest plan); ``on_plan`` is told each admitted plan (the latent
+    executor follows it); ``on_start(call, seen, open)`` each call that starts;
+    ``timeout`` (seconds) bounds each call, as in :func:`obelisk.run_async`.
+    """
+    run = _Streamed(begin(compile_part([], True), context, isolate_invalid=True, open=True))
+    run.timeout = timeout
+    reader = asyncio.create_task(_read(items, run.queue))
+    try:
+        await _loop(run, compile_part, problems, registry, clock, approve, on_plan, on_start)
+    except BaseException:
+        reader.cancel()
+        for task in run.tasks.values():
+            task.cancel()
+        await asyncio.gather(reader, *run.tasks.values(), return_exceptions=True)
+        raise
+    await reader
+    result = finish(run.state)
+    if run.problems:  # calls never started are not cancelled by anyone: they never ran
+        result = evolve(result, status=RunStatus.COMPLETED)
+    return StreamedRun(result, tuple(run.calls), run.output, run.usage, tuple(run.late),
+                       tuple(run.problems), tuple(run.arrived), dict(run.started))
+
+
+class _Streamed:
+    """The bookkeeping of one streamed tick (only its own loop and tasks touch it)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.calls: list[Any] = []
+        self.output: Any = None
+        self.usage = Usage()
+        self.late: list[tuple[int, int]] = []
+        self.problems: list[dict[str, str]] = []
+        self.arrived: list[float] = []
+        self.started: dict[int, float] = {}
+        self.open = True
+        self.timeout: float | None = None
+
+
+async def _read(items: AsyncIterator[StreamItem], queue: asyncio.Queue[tuple[str, Any]]) -> None:
+    try:
+        async for item in items:
+            if isinstance(item, StreamedCall):  # stamped as it arrives, for the figures
+                queue.put_nowait(("call", (item.call, time.monotonic())))
+            elif isinstance(item, StreamedOutput):
+                queue.put_nowait(("output", item))
+    except Exception as exc:  # the adapter failed: the loop re-raises it
+        queue.put_nowait(("failed", exc))
+    finally:
+        queue.put_nowait(("closed", None))
+
+
+async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
+                registry: Registry, clock: Callable[[], str],
+                approve: Callable[[dict[str, Any]], Any] | None,
+                on_plan: Callable[[CompiledPlan], None] | None,
+                on_start: Callable[[int, int, bool], None] | None) -> None:
+    while True:
+        if not run.problems:
+            await _start_ready(run, registry, approve, on_start)
+        if not run.open and not run.tasks:
+            return
+        what, value = await run.queue.get()
+        if what == "call":
+            call, arrived = value
+            run.arrived.append(arrived)
+            _admit(run, call, compile_part, problems, on_plan)
+        elif what == "output":
+            run.output, run.usage = value.output, value.usage
+        elif what == "failed":
+            raise value
+        elif what == "closed":
+            _close(run, compile_part, problems, on_plan)
+        else:  # a call finished
+            node, outcome = value
+            run.tasks.pop(node, None)
+            run.state = complete(run.state, node, outcome, clock())
+
+
+def _admit(run: _Streamed, call: Any, compile_part: CompilePart, problems: Problems,
+           on_plan: Callable[[CompiledPlan], None] | None) -> None:
+    run.calls.append(call)
+    first_new = len(run.state.plan.nodes)
+    plan = compile_part(run.calls, True)
+    wrong = problems({"calls": [call], "output": None})
+    if wrong:  # not a call of any branch of the solution schema: it never starts
+        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in wrong)
+        for node in plan.nodes[first_new:]:
+            found = node.diagnostic(DiagnosticCode.PARAM_SCHEMA, "the call does not match "
+                                    "its branch of the solution schema: " + text)
+            plan = evolve(plan, invalid=plan.invalid.set(node.id, (found,)))
+    run.late.extend(late_writers(plan, run.state, first_new))
+    run.state = admit(run.state, plan)
+    if on_plan is not None:
+        on_plan(plan)
+
+
+def _close(run: _Streamed, compile_part: CompilePart, problems: Problems,
+           on_plan: Callable[[CompiledPlan], None] | None) -> None:
+    run.open = False
+    run.problems = problems({"calls": run.calls, "output": run.output})
+    if run.problems:
+        return  # nothing more starts; what runs finishes
+    run.state = close(run.state)
+
+
+async def _start_ready(run: _Streamed, registry: Registry,
+                       approve: Callable[[dict[str, Any]], Any] | None,
+                       on_start: Callable[[int, int, bool], None] | None) -> None:
+    while True:  # a denial may release other calls: advance until nothing more is ready
+        run.state, ready = advance(run.state)
+        if not ready:
+            return
+        for invocation in ready:
+            if approve is not None:
+                answer = approve(dict(invocation.call))
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                run.state, next_step = decide(run.state, invocation, as_verdict(answer))
+                if next_step is None:
+                    continue
+                invocation = next_step
+            call = run.state.plan.nodes[invocation.node].index
+            run.started[call] = time.monotonic()
+            if on_start is not None:
+                on_start(call, len(run.calls), run.open)
+            run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
+
+
+async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> None:
+    try:
+        execution = choose_executor(run.state.plan, invocation, registry)
+        outcome: Outcome = await asyncio.wait_for(execute_async(execution, invocation),
+                                                  run.timeout)
+    except asyncio.TimeoutError:
+        outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # pragma: no cover - execute_async turns failures into outcomes
+        outcome = outcome_of_exception(exc)
+    run.queue.put_nowait(("done", (invocation.node, outcome)))
