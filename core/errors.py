@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from obelisk.core.text import caret_line, excerpt, plural
+from obelisk.core.text import caret_line, plural
 
 
 class ObeliskError(Exception):

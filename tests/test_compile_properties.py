@@ -91,7 +91,7 @@ def acyclic_plans(draw: st.DrawFn, *, explicit_instances: bool = True,
         output = [" && ".join(group) for group in alternatives]
         call["_outputPath"] = " || ".join(
             f"({text})" if len(group) > 1 and len(output) > 1 else text
-            for text, group in zip(output, alternatives))
+            for text, group in zip(output, alternatives, strict=True))
         if instance is not None:
             call["_instance"] = instance
         calls.append(call)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
 import time
 import warnings
@@ -82,12 +83,13 @@ EXCEPTIONS = [
     (RecursionError("too deep"), "RecursionError", "too deep"),
     (MemoryError(), "MemoryError", "MemoryError"),
     (BadStr(), "BadStr", "BadStr"),
-    (ExceptionGroup("several", [ValueError("a"), KeyError("b")]), "ExceptionGroup",
-     "several (2 sub-exceptions)"),
     (ActivityError("CardDeclined", "declined", {"code": 51}), "CardDeclined", "declined"),
     (ActivityError("Empty", ""), "Empty", "Empty"),
     (ActivityError(5, None), "5", "5"),  # type: ignore[arg-type]
 ]
+if sys.version_info >= (3, 11):  # ExceptionGroup is a builtin from Python 3.11
+    EXCEPTIONS.append((ExceptionGroup("several", [ValueError("a"), KeyError("b")]),  # noqa: F821
+                       "ExceptionGroup", "several (2 sub-exceptions)"))
 
 
 @pytest.mark.parametrize(("exc", "etype", "message"), EXCEPTIONS, ids=lambda x: type(x).__name__)

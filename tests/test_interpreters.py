@@ -498,7 +498,7 @@ def test_every_interpreter_gives_the_same_result(scenario: str) -> None:
     results = [Runner(name)(plan, context, mocks=mocks, tools=tools, instances=instances)
                for name in INTERPRETERS]
     first = results[0]
-    for name, result in zip(INTERPRETERS, results):
+    for name, result in zip(INTERPRETERS, results, strict=True):
         assert result.calls == first.calls, name
         assert result.errors == first.errors, name
         assert views(result.context) == views(first.context), name

@@ -98,7 +98,7 @@ def test_render_parse_round_trip(kind: str, path: tuple[Any, ...]) -> None:
     text = render_reference(kind, path)
     ref = parse_reference(text)
     assert (ref.kind, ref.path) == (kind, path)
-    assert all(type(a) is type(b) for a, b in zip(ref.path, path))
+    assert all(type(a) is type(b) for a, b in zip(ref.path, path, strict=True))
     assert str(ref) == text
     expr = parse_input(text)  # a rendered reference is also a valid input expression
     assert (expr.kind, expr.path) == (kind, path)  # type: ignore[union-attr]
@@ -363,7 +363,7 @@ def test_write_methods(root: Any, where: tuple[Any, ...], method: Method, plain:
         before = list(old_at) if old_at is not MISSING else []
         assert strict(new_at) == strict(freeze([*map(thaw, before), *plain]))
     elif isinstance(plain, dict) and old_at is not MISSING and hasattr(old_at, "keys"):
-        for key in old_at.keys():  # merge and assign keep keys the new value lacks
+        for key in old_at:  # merge and assign keep keys the new value lacks
             if key not in plain:
                 assert strict(new_at[key]) == strict(old_at[key])
         for key, item in plain.items():
