@@ -25,7 +25,7 @@ from pyrsistent import PMap
 
 from obelisk.compiler.parse import parse_reference, unescape_literal
 from obelisk.compiler.plan import CompiledPlan, Node
-from obelisk.compiler.tools import Tool
+from obelisk.compiler.tools import Tool, validate_params
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
@@ -263,6 +263,32 @@ def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> 
     if data is not MISSING:
         error["data"] = data
     out: dict[str, Any] = {"type": "error", "data": {"call": thaw(node.call), "error": error}}
+    if node.instance is not None:
+        out["_instance"] = node.instance
+    return out
+
+
+def param_problems(tool: Tool | None, call: Mapping[str, Any]) -> str | None:
+    """Why ``call``'s parameters fail ``tool``'s schema (``"t's schema: /n: ..."``), or None
+    when they pass or there is no tool."""
+    problems = validate_params(tool, call) if tool is not None else []
+    if not problems:
+        return None
+    assert tool is not None
+    return f"{tool.name}'s schema: " + "; ".join(f"{p or '/'}: {m}" for p, m in problems)
+
+
+def approval_message(node: Node, decision: str, *, replacement: Any = MISSING,
+                     reason: str | None = None) -> dict[str, Any]:
+    """The approval message recording the approval hook's answer for a call (§7 step 3):
+    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?}}``, with
+    ``_instance`` when the call has one. Not a data kind: no reference ever reads it."""
+    data: dict[str, Any] = {"call": thaw(node.call), "decision": decision}
+    if replacement is not MISSING:
+        data["replacement"] = thaw(json_or_repr(replacement))  # recorded even if not JSON
+    if reason is not None:
+        data["reason"] = reason
+    out: dict[str, Any] = {"type": "approval", "data": data}
     if node.instance is not None:
         out["_instance"] = node.instance
     return out

@@ -44,9 +44,9 @@ from attrs import evolve, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.diagnostics import render_text
-from obelisk.compiler.nodes import Param
+from obelisk.compiler.nodes import Node, Param
 from obelisk.compiler.plan import CompiledPlan
-from obelisk.compiler.tools import validate_output, validate_params
+from obelisk.compiler.tools import validate_output
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
@@ -56,6 +56,7 @@ from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, prese
 from obelisk.interpreters import calls
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
+from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.events import Event, EventKind, Status
 from obelisk.interpreters.outcomes import (
     Approve,
@@ -72,7 +73,7 @@ from obelisk.interpreters.result import CallOutcome, RunResult, build_result
 
 #: Re-exported: these names were defined here before the machine was split.
 __all__ = ["Approve", "CallOutcome", "Deny", "PlanRefused", "Replace", "RunResult", "Status",
-           "admit", "close"]  # admit and close (the streaming seam) live in admission.py
+           "admit", "cancel", "close"]  # admit, close (streaming) and cancel: own modules
 
 
 @frozen
@@ -94,6 +95,9 @@ class RunState:
     #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
     #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
     took: PMap[int, int] = field(factory=pmap)
+    #: Node id -> the approval message recording the hook's answer (§7 step 3); appended
+    #: with the error messages at the run's end, in node order, so timing never shows.
+    approvals: PMap[int, Any] = field(factory=pmap)
     #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
@@ -195,18 +199,16 @@ def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | Non
     for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
         call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
-    if tool is not None:
-        problems = validate_params(tool, call)
-        if problems:
-            text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
-            return _fail(state, node_id, "ParamSchema", f"resolved parameters fail {tool.name}'s "
-                         f"schema: {text}"), None
+    problems = calls.param_problems(tool, call)
+    if problems:
+        return _fail(state, node_id, "ParamSchema", f"resolved parameters fail {problems}"), None
     state = RunState(
         plan=plan, context=state.context, status=state.status.set(node_id, Status.RUNNING),
         waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
         errors=state.errors, reasons=state.reasons,
         trace=state.trace.append(Event(EventKind.STARTED, node_id)),
-        open=state.open, max_nodes=state.max_nodes, took=state.took, cache=state.cache,
+        open=state.open, max_nodes=state.max_nodes, took=state.took,
+        approvals=state.approvals, cache=state.cache,
     )
     return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
 
@@ -244,25 +246,34 @@ def _skip(state: RunState, node_id: int, params: list[Param]) -> RunState:
 
 def decide(state: RunState, invocation: Invocation,
            verdict: Verdict) -> tuple[RunState, Invocation | None]:
-    """Apply an approval verdict to a ready invocation: the invocation to run, or None."""
+    """Apply an approval verdict to a ready invocation: the invocation to run, or None.
+
+    Every answer is recorded as an approval message (§7 step 3), whatever follows from it.
+    """
     node_id = invocation.node
+    node = state.plan.nodes[node_id]
     match verdict:
         case Approve():
-            return state, invocation
+            return _approved(state, node, "approve"), invocation
         case Deny(reason=reason):
+            state = _approved(state, node, "deny", reason=reason)
             return _fail(state, node_id, "Denied", reason, event=EventKind.DENIED), None
         case Replace(call=replacement):
             call = {k: v for k, v in invocation.call.items() if k.startswith("_")}
             call.update({k: v for k, v in replacement.items() if not k.startswith("_")})
-            if invocation.tool is not None:
-                problems = validate_params(invocation.tool, call)
-                if problems:
-                    text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
-                    return _fail(state, node_id, "ParamSchema", "the replacement call fails "
-                                 f"{invocation.tool.name}'s schema: {text}"), None
+            state = _approved(state, node, "replace", replacement=call)
+            problems = calls.param_problems(invocation.tool, call)
+            if problems:
+                return _fail(state, node_id, "ParamSchema",
+                             f"the replacement call fails {problems}"), None
             state = evolve(state, trace=state.trace.append(Event(EventKind.REPLACED, node_id)))
             return state, evolve(invocation, call=call)
     raise TypeError(f"not a verdict: {verdict!r}")  # pragma: no cover
+
+
+def _approved(state: RunState, node: Node, decision: str, **details: Any) -> RunState:
+    message = calls.approval_message(node, decision, **details)
+    return evolve(state, approvals=state.approvals.set(node.id, message))
 
 
 # -- complete: handle an outcome ----------------------------------------------------------
@@ -371,22 +382,13 @@ def _finish(state: RunState, node_id: int, status: Status, reason: str, *events:
         errors=state.errors if errors is None else errors,
         reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
         trace=trace, open=state.open, max_nodes=state.max_nodes,
-        took=state.took if took is None else state.took.set(node_id, took), cache=state.cache,
+        took=state.took if took is None else state.took.set(node_id, took),
+        approvals=state.approvals, cache=state.cache,
     )
-
-
-def cancel(state: RunState) -> RunState:
-    """Mark every running call CANCELLED (the run was cancelled; finished results stay)."""
-    status = state.status
-    trace = state.trace
-    for node_id, current in enumerate(state.status):
-        if current is Status.RUNNING:
-            status = status.set(node_id, Status.CANCELLED)
-            trace = trace.append(Event(EventKind.CANCELLED, node_id))
-    return evolve(state, status=status, running=0, candidates=(), trace=trace)
 
 
 def finish(state: RunState, *, cancelled: bool = False) -> RunResult:
     """The result of a finished (or cancelled) run: error messages appended in order."""
     return build_result(state.plan, state.context, state.status, state.errors,
-                        state.reasons, state.trace, cancelled=cancelled)
+                        state.reasons, state.trace, cancelled=cancelled,
+                        approvals=state.approvals)

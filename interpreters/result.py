@@ -64,10 +64,13 @@ class RunResult:
 
 def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
                  errors: Mapping[int, Any], reasons: Mapping[int, str],
-                 trace: Iterable[Event], *, cancelled: bool = False) -> RunResult:
-    """The result of a finished (or cancelled) run: error messages appended in node
-    order, one CallOutcome per node; the run is cancelled when asked or when a call is
-    left unfinished."""
+                 trace: Iterable[Event], *, cancelled: bool = False,
+                 approvals: Mapping[int, Any] | None = None) -> RunResult:
+    """The result of a finished (or cancelled) run: the approval messages, then the error
+    messages, each in node order, appended to the context; one CallOutcome per node; the
+    run is cancelled when asked or when a call is left unfinished."""
+    for node_id in sorted(approvals or {}):
+        context = context.append((approvals or {})[node_id])
     errors_out = []
     for node_id in sorted(errors):
         message = errors[node_id]

@@ -82,8 +82,6 @@ def test_routed_exceptions_are_listed_and_tracebacks_shown_on_request(
     assert out.count("ValueError: no luck") >= 4  # listed, error table, two tracebacks
 
 
-@pytest.mark.xfail(strict=True, reason="the run machinery (interpreters/machine.py: decide) "
-                   "does not yet append the approval message; see the CLI12 report")
 def test_every_decision_is_recorded_in_the_context(monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: pathlib.Path) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO('e\n{"amount": 5}\nd\nlater\n'))

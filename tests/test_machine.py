@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from attrs import evolve
 
-from obelisk import compile_plan
+from obelisk import compile_plan, resolve
 from obelisk.core.context import Context
 from obelisk.core.values import MISSING, thaw
 from obelisk.interpreters.calls import Invocation, output_message, resolved_call, scoped_context
@@ -291,7 +292,34 @@ def test_replace_keeps_meta_properties_and_revalidates() -> None:
 
 def test_approve_runs_the_call_unchanged() -> None:
     state, inv = _one_ready([{"_tool": "t", "n": 1, "_outputPath": "†state.r"}])
-    assert decide(state, inv, Approve()) == (state, inv)
+    after, same = decide(state, inv, Approve())
+    assert same == inv  # the call runs as it is; the answer is recorded (below)
+    assert evolve(after, approvals=state.approvals) == state
+
+
+CALL = {"_tool": "t", "n": 1, "_outputPath": "†state.r"}
+
+
+@pytest.mark.parametrize(("verdict", "data"), [
+    (Approve(), {"call": CALL, "decision": "approve"}),
+    (Deny("not today"), {"call": CALL, "decision": "deny", "reason": "not today"}),
+    (Replace({"n": 2}), {"call": CALL, "decision": "replace",
+                         "replacement": {"_tool": "t", "n": 2, "_outputPath": "†state.r"}}),
+])
+def test_every_approval_answer_is_an_approval_message_in_the_context(
+        verdict: Any, data: dict[str, Any]) -> None:
+    """§7 step 3: approve, deny and replace are each recorded as
+    {"type": "approval", "data": {call, decision, replacement?, reason?}}, appended at the
+    run's end before the error messages, never read by a reference."""
+    state, inv = _one_ready([CALL])
+    state, next_step = decide(state, inv, verdict)
+    if next_step is not None:
+        state = complete(state, next_step.node, Returned(5), "2026-01-01T00:00:00Z")
+    result = finish(state)
+    messages = [m for m in result.context.to_json() if m["type"] in ("approval", "error")]
+    assert messages[0] == {"type": "approval", "data": data}
+    assert [m["type"] for m in messages] == ["approval"] + ["error"] * len(result.errors)
+    assert resolve(result.context, "†approval") is MISSING
 
 
 # -- complete: the outcome rules -------------------------------------------------------

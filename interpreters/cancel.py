@@ -1,0 +1,27 @@
+"""Cancelling a run: the machine's transition for a run that stops before its end (the
+run's own cancellation, Ctrl-C): every running call becomes CANCELLED, finished results
+stay, nothing else starts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attrs import evolve
+
+from obelisk.interpreters.events import Event, EventKind, Status
+
+if TYPE_CHECKING:  # the machine imports this module; its state is only a type here
+    from obelisk.interpreters.machine import RunState
+
+__all__ = ["cancel"]
+
+
+def cancel(state: RunState) -> RunState:
+    """Mark every running call CANCELLED (the run was cancelled; finished results stay)."""
+    status = state.status
+    trace = state.trace
+    for node_id, current in enumerate(state.status):
+        if current is Status.RUNNING:
+            status = status.set(node_id, Status.CANCELLED)
+            trace = trace.append(Event(EventKind.CANCELLED, node_id))
+    return evolve(state, status=status, running=0, candidates=(), trace=trace)
