@@ -86,8 +86,10 @@ def _resume(journal: Journal, run_id: str, interpreter: str,
                                         approve=display.approve,
                                         max_concurrency=args.max_concurrency,
                                         timeout=args.timeout, observer=display.observe))
-    return resume(journal, run_id, activities=activities, approve=display.approve,
-                  interpreter="sync", observer=display.observe)
+    result = resume(journal, run_id, activities=activities, approve=display.approve,
+                    interpreter="sync", observer=display.observe)
+    assert isinstance(result, RunResult)  # recorded() refused an agent run before
+    return result
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
