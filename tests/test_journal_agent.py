@@ -169,3 +169,18 @@ def test_refusals(recorded_run: tuple[pathlib.Path, Any], tmp_path: pathlib.Path
                             activities=acts.ACTIVITIES)
         with pytest.raises(JournalUnreadable, match="plan's run"):
             recorded_agent(journal, "P")
+
+
+def test_a_run_the_llm_failed_goes_on_when_resumed(tmp_path: pathlib.Path) -> None:
+    first = {"calls": [{"_tool": "work", "i": 1, "_outputPath": "†s.a"}], "output": None}
+    last = {"calls": [], "output": "†s.a.n"}
+    with Journal.open(tmp_path / "run.db") as journal:
+        failed = obelisk.run_agent_sync([], ScriptedLLM([first]), tools=agent.TOOLS,
+                                        activities=acts.ACTIVITIES, journal=journal,
+                                        run_id="R")
+        assert failed.status == "failed"  # the script ran out at tick 2
+        llm = ScriptedLLM([last])
+        result = obelisk.resume(journal, "R", llm=llm, activities={})
+        assert result.status == "completed" and result.output == 1
+        assert len(llm.requests) == 1  # tick 2 only
+        assert obelisk.journal_history(journal, "R")["status"] == "completed"

@@ -40,6 +40,17 @@ _TICK_ROWS = frozenset({RecordKind.START, RecordKind.INVOKE, RecordKind.DECIDE,
                         RecordKind.FINISH, RecordKind.CANCEL})
 
 
+#: The ends a resume goes on from.
+_GOES_ON = frozenset({"cancelled", "failed"})
+
+
+def _status(record: Record) -> str:
+    try:
+        return str(json.loads(record.data or "{}").get("status"))
+    except (ValueError, AttributeError):
+        return ""
+
+
 def agent_header(context: Context, tools: tuple[Any, ...],
                  options: Mapping[str, Any]) -> tuple[str, str]:
     """An agent run's header (its initial context, passed-in tools and options, marked
@@ -61,7 +72,9 @@ class AgentRun:
         self.recorder = RunRecorder(journal, run_id, nothing,
                                     records[-1].seq + 1 if records else 1)
         self.recorder.load_solutions(records)
-        self.ended = any(r.kind is RecordKind.END and '"cancelled"' not in (r.data or "")
+        # A run cancelled, or failed because the LLM did, goes on when resumed (from the
+        # tick it stopped at); one that ended otherwise replays to its result.
+        self.ended = any(r.kind is RecordKind.END and _status(r) not in _GOES_ON
                          for r in records)
         self._rows: dict[int, list[Record]] = {}
         tick = 0
