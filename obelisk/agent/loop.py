@@ -54,6 +54,7 @@ from obelisk.agent.latent import LLMLatent
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
+from obelisk.agent.source import AgentJournal, TickSource
 from obelisk.agent.stream import run_streamed
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
@@ -116,6 +117,7 @@ class _Options:
     observer: AgentObserver | None
     delegation: Delegation = Delegation()
     stream: bool = False
+    ticks: TickSource | None = None  # the run's journal, when it is recorded
 
 
 async def run_agent(
@@ -140,6 +142,8 @@ async def run_agent(
     delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH,
     stream: bool = False,
+    journal: AgentJournal | None = None,
+    run_id: str | None = None,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
@@ -157,7 +161,9 @@ async def run_agent(
     ``delegate_root`` the folder of saved requests that ``_delegate`` names, and
     ``max_delegate_depth`` how deep delegates may nest (:mod:`obelisk.agent.delegate`);
     ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
-    has arrived and is ready (:mod:`obelisk.agent.stream`). Raises
+    has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
+    :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
+    the journal holds for the same start is resumed): see docs/durable.md. Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -180,7 +186,27 @@ async def run_agent(
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
         stream=stream)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
-    state = _Loop(ctx, Transcript(), Validators(output_schema))
+    if journal is not None:
+        if stream or mocks is not None or on_plan is not None:
+            # Streamed ticks and plan reviews have no hook the journal can record yet.
+            raise AgentError("a journaled agent run cannot stream, review plans (on_plan) or "
+                             "run on mocks yet: drop stream=True, on_plan and mocks, or the "
+                             "journal")
+        ticks = journal.agent_source(run_id, ctx, options.tools, {
+            "mode": None if mode is None else run_mode.value, "output_schema": output_schema,
+            "max_ticks": max_ticks, "max_stalls": max_stalls, "approvals": approve is not None,
+            "instances": instances, "max_concurrency": max_concurrency, "timeout": timeout})
+        options = evolve(options, ticks=ticks)
+        result = await _loop(ctx, run_mode, options)
+        ticks.end(result.status.value, sum(1 for m in result.context.messages
+                                           if m.get("type") == "error"))
+        return result
+    return await _loop(ctx, run_mode, options)
+
+
+async def _loop(ctx: Context, run_mode: Mode, options: _Options) -> AgentResult:
+    max_ticks, max_stalls, observer = options.max_ticks, options.max_stalls, options.observer
+    state = _Loop(ctx, Transcript(), Validators(options.output_schema))
     ticks: list[Tick] = []
     stalls = 0
     for number in range(1, max_ticks + 1):
@@ -236,11 +262,15 @@ async def _tick(state: _Loop, number: int, mode: Mode,
     if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
         return await _streamed_tick(_Loop(context, transcript, state.validators), number,
                                     request, options)
-    try:
-        reply = await options.llm.solve(request)
-    except LLMError as exc:
-        return _Loop(context, transcript, state.validators), Tick(number, None), (
-            AgentStatus.FAILED, None, str(exc))
+    reply = None if options.ticks is None else options.ticks.recorded_reply(number)
+    if reply is None:
+        try:
+            reply = await options.llm.solve(request)
+        except LLMError as exc:
+            return _Loop(context, transcript, state.validators), Tick(number, None), (
+                AgentStatus.FAILED, None, str(exc))
+        if options.ticks is not None:
+            options.ticks.record_solution(number, reply.value)
     solution = reply.value
     state = _Loop(context, transcript, state.validators)
     problems = state.validators.solution_errors(request.schema_text, solution)
@@ -311,7 +341,7 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, state.transcript)
     delegates = _delegates(options, (*options.tools, *state.transcript.tools))
-    result = await _run(compiled, context, latent, options, delegates)
+    result = await _run(compiled, context, latent, options, delegates, number)
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
     outcomes = _outcomes(result)
@@ -463,10 +493,14 @@ def registry_of(options: _Options, latent: LLMLatent, delegates: DelegateRunner)
 
 
 async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
-               options: _Options, delegates: DelegateRunner) -> RunResult:
+               options: _Options, delegates: DelegateRunner, number: int) -> RunResult:
     """Run one tick's plan through the asyncio interpreter, keeping going past invalid
     calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
     registry = registry_of(options, latent, delegates)
+    if options.ticks is not None:
+        return await options.ticks.run_tick(
+            number, plan, context, async_executor(plan, registry), options.approve,
+            options.clock, max_concurrency=options.max_concurrency, timeout=options.timeout)
     return await drive_async(plan, context, async_executor(plan, registry), options.approve,
                              options.clock, max_concurrency=options.max_concurrency,
                              timeout=options.timeout, isolate_invalid=True)

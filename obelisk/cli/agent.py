@@ -1,6 +1,7 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--stream] [--delegate-root DIR] [--json]``: run an agent.
+[--max-ticks N] [--stream] [--delegate-root DIR] [--json]
+[--journal RUN.db [--run ID] [--durability sync|batch]]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
 optionally ``mode``, ``max_ticks``, ``description`` and ``mocks``. Without
@@ -20,18 +21,24 @@ calls and their outcomes, the errors fed back, the output); ``--json`` prints th
 instead. ``--approve`` asks
 before each call in eager mode, and before each plan in lazy mode (after showing it).
 Exit 0 when the run completed, 1 for any other status, 2 for bad input.
+
+``--journal RUN.db`` records the run (it needs ``--activities``; streaming and lazy-mode
+``--approve`` are not recorded yet): ``obelisk resume RUN.db --llm SPEC --activities ...``
+continues it after a crash without asking the LLM again for a recorded tick.
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from obelisk import (
     CompiledPlan,
     Context,
+    JournalUnreadable,
     MessageError,
     ToolError,
     render_text,
@@ -50,8 +57,9 @@ from obelisk.agent import (
     run_agent_sync,
 )
 from obelisk.agent.delegate import missing_delegates
-from obelisk.agent.result import AgentStatus
+from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.run import add_journal_arguments, open_journal
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import _prompt, terminal_approval
 from obelisk.jsonio import InputError, load_json
@@ -80,6 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delegate-root", metavar="DIR",
                         help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_journal_arguments(parser)
 
 
 def read_agent_file(path: str) -> dict[str, Any]:
@@ -229,13 +238,33 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             plan_prompt(err) if lazy else terminal_approval(out, err))
     if not args.json:
         options["observer"] = tick_printer(out)
-        if lazy and not args.approve:
+        if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
+    if args.journal:
+        if activities is None or args.stream or (lazy and args.approve):
+            raise InputError("--journal records runs with --activities, without --stream and "
+                             "without --approve in lazy mode (the others are not recorded yet)")
+        run_id = args.run_id or uuid.uuid4().hex
+        print(f"journal: run {run_id} in {args.journal}", file=err)
+        with open_journal(args.journal, args.durability) as journal:
+            options.update(journal=journal, run_id=run_id)
+            result = _run_agent(context, llm, options, args.file)
+    else:
+        result = _run_agent(context, llm, options, args.file)
+    return print_result(result, args.json, out)
+
+
+def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
     try:
-        result = run_agent_sync(context, llm, **options)
-    except (ToolError, AgentError) as exc:
-        raise InputError(f"{args.file}: {exc}") from None
-    if args.json:
+        return run_agent_sync(context, llm, **options)
+    except (ToolError, AgentError, JournalUnreadable) as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def print_result(result: AgentResult, as_json: bool, out: TextIO) -> int:
+    """Print an agent run's result (as JSON, or its status, output and tokens); the exit
+    code: 0 when it completed, 1 otherwise."""
+    if as_json:
         print(json_text(result.to_json(), stream=out), file=out)
     else:
         print(f"{result.status.value}: {inert(result.reason)}", file=out)

@@ -1,9 +1,11 @@
 """The commands of durable runs:
 
     obelisk resume RUN.db [--run ID] [--activities pkg.mod:NAME] [--out FILE] ...
+    obelisk resume RUN.db --llm SPEC [--base-url URL] [--activities ...] [--json] (agent runs)
     obelisk history RUN.db [--run ID] [--json]
 
-``resume`` continues a run recorded with ``obelisk run FILE --journal RUN.db``; ``history``
+``resume`` continues a run recorded with ``obelisk run FILE --journal RUN.db`` (or an agent
+run recorded with ``obelisk agent FILE --journal RUN.db``, given ``--llm``); ``history``
 prints what the journal holds for a run. ``--run`` defaults to the journal's newest run.
 """
 
@@ -25,9 +27,14 @@ from obelisk import (
     resume,
     resume_async,
 )
+from obelisk.agent import AgentError
+from obelisk.cli.agent import make_llm, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
 from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
 from obelisk.cli.safe import inert, json_text
+from obelisk.cli.terminal import terminal_approval
+from obelisk.compiler.tools import ToolError
+from obelisk.journal import recorded_agent, resume_agent, run_kind
 from obelisk.jsonio import InputError
 
 
@@ -47,6 +54,11 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
                         help="sync: each event on disk before the run goes on (default)")
+    parser.add_argument("--llm", metavar="SPEC",
+                        help="an agent run's adapter: script:FILE, openai:MODEL, anthropic:MODEL")
+    parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
+    parser.add_argument("--json", action="store_true",
+                        help="print an agent run's result as JSON")
 
 
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -54,6 +66,11 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     messages or did not complete, 2 when the journal cannot be resumed."""
     with open_journal(args.journal, args.durability, create=False) as journal:
         try:
+            if run_kind(journal, args.run_id) == "agent":
+                return _resume_agent(journal, args, out, err)
+            if args.llm is not None or args.json:
+                raise InputError(f"{args.journal}: the run is a plan's run: --llm and --json "
+                                 "are for agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
             args.interpreter = interpreter
@@ -78,6 +95,35 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return finish_run(result, args.out, out, display)
 
 
+def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Continue a recorded agent run with ``--llm``; print its result like ``obelisk agent``."""
+    run = recorded_agent(journal, args.run_id)
+    where = f"{args.journal}: run {run.header.run_id}"
+    if args.llm is None:
+        raise InputError(f"{where} is an agent run: give --llm (and --activities) to resume it")
+    if args.interpreter is not None or args.timeout is not None or \
+            args.max_concurrency is not None:
+        raise InputError(f"{where} is an agent run: it resumes with the options it was "
+                         "recorded with (no --interpreter, --timeout or --max-concurrency)")
+    llm = make_llm(args.llm, args.base_url)
+    activities = load_activities(args.activities) if args.activities else {}
+    print(f"journal: resuming agent run {run.header.run_id} of {args.journal}", file=err)
+    approve = terminal_approval(out, err)[0] if args.approve else None
+    try:
+        result = asyncio.run(resume_agent(
+            journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
+            observer=None if args.json else tick_printer(out)))
+    except (ToolError, AgentError) as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                handle.write(json_text(result.context.to_json()) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    return print_result(result, args.json, out)
+
+
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
             args: argparse.Namespace) -> RunResult:
@@ -86,8 +132,10 @@ def _resume(journal: Journal, run_id: str, interpreter: str,
                                         approve=display.approve,
                                         max_concurrency=args.max_concurrency,
                                         timeout=args.timeout, observer=display.observe))
-    return resume(journal, run_id, activities=activities, approve=display.approve,
-                  interpreter="sync", observer=display.observe)
+    result = resume(journal, run_id, activities=activities, approve=display.approve,
+                    interpreter="sync", observer=display.observe)
+    assert isinstance(result, RunResult)  # recorded() refused an agent run before
+    return result
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:

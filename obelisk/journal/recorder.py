@@ -9,11 +9,13 @@ import datetime
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from obelisk.agent.source import TickSource
 from obelisk.compiler.plan import CompiledPlan
+from obelisk.core.context import Context
 from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import dumps, encode
@@ -85,6 +87,14 @@ class Journal:
     def records(self, run_id: str) -> Iterator[Record]:
         """A run's rows, in order."""
         return self.store.records(run_id)
+
+    def agent_source(self, run_id: str | None, context: Context, tools: tuple[Any, ...],
+                     options: Mapping[str, Any]) -> TickSource:
+        """The agent run ``run_id`` (None: a new one) of this journal, as the agent loop's
+        tick source (``run_agent(journal=...)``)."""
+        from obelisk.journal.agent import open_agent_run  # the agent module imports this one
+
+        return open_agent_run(self, run_id, context, tools, options)
 
 
 def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: int = 0,
@@ -207,8 +217,11 @@ class RunRecorder:
 
     def end(self, result: RunResult) -> None:
         """Record the run's end (its status and number of error messages) and commit."""
-        data = dumps({"status": str(result.status), "errors": len(result.errors)})
-        self._add(RecordKind.END, None, data, commit=True)
+        self.ended(str(result.status), len(result.errors))
+
+    def ended(self, status: str, errors: int) -> None:
+        """Record the end of a run (a plan's or an agent's) and commit."""
+        self._add(RecordKind.END, None, dumps({"status": status, "errors": errors}), commit=True)
         self.flush()
 
     # -- the agent loop's solutions ----------------------------------------------------
@@ -226,6 +239,11 @@ class RunRecorder:
         keys carry the tick."""
         self.tick = tick
         self.plan = plan
+        self._last = None  # a new plan's first Started row is its own
+
+    def has_solution(self, tick: int) -> bool:
+        """True when a solution (even JSON null) is recorded for ``tick``."""
+        return tick in self._solutions
 
     def recorded_solution(self, tick: int) -> Any | None:
         """The solution recorded for ``tick`` (a resumed run never asks the LLM again for

@@ -22,6 +22,7 @@ from typing import Any
 from attrs import evolve, frozen
 from pyrsistent import PMap
 
+from obelisk.agent.result import AgentResult
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
@@ -37,7 +38,13 @@ from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import decode, digest_of, header_of
 from obelisk.journal.recorder import Journal, RunRecorder, utc_stamp
-from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, RecordKind, RunHeader
+from obelisk.journal.store import (
+    FORMAT_VERSION,
+    JournalUnreadable,
+    Record,
+    RecordKind,
+    RunHeader,
+)
 
 #: The schema keyword that marks a tool whose calls must never run twice.
 AT_MOST_ONCE = "x-obelisk-at-most-once"
@@ -88,21 +95,32 @@ def _open_session(journal: Journal, run_id: str | None, plan: CompiledPlan, cont
 def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Context,
             options: Mapping[str, Any]) -> _Session:
     records = list(journal.records(header.run_id))
-    events = decode(records, journal.name)
-    invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
     ended = any(r.kind is RecordKind.END and '"cancelled"' not in (r.data or "")
                 for r in records)
-    try:
-        with gc_tuned():  # as a run would: the replayed context is many small objects
-            replayed = replay_open(plan, context, events,
-                                   approvals=bool(options.get("approvals")))
-    except (KeyError, ValueError, IndexError, TypeError) as exc:
-        raise JournalUnreadable(f"{journal.name}: run {header.run_id!r} does not replay "
-                                f"through its plan ({exc!r}): the journal is damaged") from None
     recorder = RunRecorder(journal, header.run_id, plan, records[-1].seq + 1 if records else 1)
+    session = replayed_session(recorder, plan, context, records,
+                               approvals=bool(options.get("approvals")), ended=ended)
     recorder.load_solutions(records)
     if not ended:
         recorder.resumed()
+    return session
+
+
+def replayed_session(recorder: RunRecorder, plan: CompiledPlan, context: Context,
+                     records: Sequence[Record], *, approvals: bool, ended: bool,
+                     isolate_invalid: bool = False) -> _Session:
+    """The session that continues ``plan``'s run from its recorded rows: the rows replayed
+    through the machine (``replay_open``), and the calls invoked without an outcome."""
+    journal = recorder.journal
+    events = decode(records, journal.name)
+    invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
+    try:
+        with gc_tuned():  # as a run would: the replayed context is many small objects
+            replayed = replay_open(plan, context, events, approvals=approvals,
+                                   isolate_invalid=isolate_invalid)
+    except (KeyError, ValueError, IndexError, TypeError) as exc:
+        raise JournalUnreadable(f"{journal.name}: run {recorder.run_id!r} does not replay "
+                                f"through its plan ({exc!r}): the journal is damaged") from None
     interrupted = frozenset(i.node for i in replayed.running if i.node in invoked)
     # The calls that were in flight go first: with a concurrency limit, calls started but
     # never invoked must not push them back (their outcomes are what is missing).
@@ -307,17 +325,28 @@ def resume(journal: Journal, run_id: str | None = None, *,
            latent: Activity | None = None, llm: Any = None,
            clock: Callable[[], Any] | None = None, interpreter: str | None = None,
            max_concurrency: int | None = None, timeout: float | None = None,
-           observer: Observer | None = None) -> RunResult:
-    """Continue the run ``run_id`` (None: the newest) of ``journal`` and return its result.
+           observer: Callable[[Any], None] | None = None) -> RunResult | AgentResult:
+    """Continue the run ``run_id`` (None: the newest) of ``journal`` and return its result
+    (a :class:`RunResult`, or an :class:`obelisk.AgentResult` for an agent run).
 
     The record is replayed through the machine: a recorded outcome is never produced
     again, a call invoked without a recorded outcome is invoked again with the same
     idempotency key (an at-most-once tool's gets an ``Interrupted`` error instead), a call
     waiting for approval is asked about again. A run that had ended returns its result
-    without running anything. ``interpreter`` defaults to the recorded one; ``llm`` is
-    for agent runs (a plan's latent calls use ``latent``).
+    without running anything. ``interpreter`` defaults to the recorded one.
+
+    An agent run is resumed by the agent loop with ``llm`` (required), ``activities``,
+    ``approve``, ``clock`` and ``observer`` (an agent observer): see
+    :func:`obelisk.journal.agent.resume_agent`. A plan's latent calls use ``latent``.
     """
-    del llm  # plans have no LLM of their own; agent runs are resumed by the agent loop
+    from obelisk.journal.agent import resume_agent, run_kind  # it imports this module
+
+    if run_kind(journal, run_id) == "agent":
+        if llm is None:
+            raise JournalUnreadable(f"{journal.name}: the run is an agent run: resume it with "
+                                    "an LLM (llm=..., --llm on the command line)")
+        return asyncio.run(resume_agent(journal, run_id, llm=llm, activities=activities,
+                                        approve=approve, clock=clock, observer=observer))
     run, session = _resumable(journal, run_id, approve)
     chosen = interpreter or run.options.get("interpreter", "sync")
     if chosen == "asyncio":

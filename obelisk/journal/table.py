@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from obelisk.journal.agent import recorded_agent, run_kind
 from obelisk.journal.recorder import Journal
 from obelisk.journal.run import recorded
 from obelisk.journal.store import JournalUnreadable, RecordKind
@@ -17,12 +18,19 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
     ``instance``, the ``tick`` of a solution, the idempotency ``key`` of an invocation,
     the ``date`` and ``outcome`` of a finished call, the ``verdict`` of a decision, the
     ``status`` of the end. ``status`` is the recorded end's, else ``"unfinished"``.
+    An agent run's call events carry their ``tick`` and ``node`` (the call's node in that
+    tick's plan) instead of ``call``, and ``kind`` is ``"agent"``.
     """
-    run = recorded(journal, run_id)
-    nodes = run.plan.nodes
+    if run_kind(journal, run_id) == "agent":
+        header = recorded_agent(journal, run_id).header
+        nodes = None
+    else:
+        run = recorded(journal, run_id)
+        header, nodes = run.header, run.plan.nodes
     events: list[dict[str, Any]] = []
     status = "unfinished"
-    for record in journal.records(run.header.run_id):
+    tick = 0
+    for record in journal.records(header.run_id):
         row: dict[str, Any] = {"seq": record.seq, "event": record.kind.value}
         data: Any = record.data
         if data and record.kind is not RecordKind.INVOKE:
@@ -32,9 +40,11 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
                 raise JournalUnreadable(f"{journal.name}: event {record.seq} holds text that "
                                         "is not JSON: the journal is damaged") from None
         if record.kind is RecordKind.SOLUTION:
-            row["tick"] = record.node
+            row["tick"] = tick = record.node or 0
             row["solution"] = data
-        elif record.node is not None:
+        elif record.node is not None and nodes is None:
+            row["tick"], row["node"] = tick, record.node
+        elif record.node is not None and nodes is not None:
             if not 0 <= record.node < len(nodes):
                 raise JournalUnreadable(f"{journal.name}: event {record.seq} names call node "
                                         f"{record.node}, which the plan does not have")
@@ -55,5 +65,8 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
         elif record.kind is RecordKind.RESUME:
             row.update(data)
         events.append(row)
-    return {"run": run.header.run_id, "created": run.header.created, "status": status,
-            "events": events}
+    out = {"run": header.run_id, "created": header.created, "status": status,
+           "events": events}
+    if nodes is None:
+        out["kind"] = "agent"
+    return out

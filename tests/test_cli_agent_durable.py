@@ -1,0 +1,78 @@
+"""The command line of durable agent runs: ``agent --journal``, ``resume --llm``,
+``history`` of an agent run, and what they refuse."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import sys
+
+import pytest
+
+from obelisk.cli import main
+
+TESTS = pathlib.Path(__file__).parent
+sys.path.insert(0, str(TESTS))
+import durable_activities as acts  # noqa: E402
+
+ACTS = "durable_activities:ACTIVITIES"
+FIRST = {"calls": [{"_tool": "work", "i": 1, "_outputPath": "†s.a"},
+                   {"_tool": "work", "i": 2, "_outputPath": "†s.b"}], "output": None}
+LAST = {"calls": [], "output": "†s.b.n"}
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def importable_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.delenv("OBELISK_TEST_COUNTS", raising=False)
+
+
+@pytest.fixture
+def files(tmp_path: pathlib.Path) -> dict[str, str]:
+    paths = {"agent": tmp_path / "agent.json", "one": tmp_path / "one.json",
+             "two": tmp_path / "two.json"}
+    paths["agent"].write_text(json.dumps({"context": [], "tools": [acts.WORK]}))
+    paths["one"].write_text(json.dumps([FIRST]))
+    paths["two"].write_text(json.dumps([LAST]))
+    return {k: str(v) for k, v in paths.items()} | {"db": str(tmp_path / "run.db")}
+
+
+def test_agent_journal_then_resume_with_llm(files: dict[str, str]) -> None:
+    code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                         "--activities", ACTS, "--journal", files["db"], "--run", "A")
+    assert code == 1 and "journal: run A in" in err and "failed" in out  # script ran out
+    code, out, err = run("resume", files["db"], "--llm", "script:" + files["two"],
+                         "--activities", ACTS, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["status"] == "completed" and result["output"] == 2
+    code, out, _ = run("history", files["db"], "--json")
+    history = json.loads(out)
+    assert code == 0 and history["kind"] == "agent" and history["status"] == "completed"
+    assert [e["tick"] for e in history["events"] if e["event"] == "solution"] == [1, 2]
+    # An ended agent run replays to its result: no LLM answer is needed.
+    code, out, _ = run("resume", files["db"], "--llm", "script:" + files["one"], "--json")
+    assert code == 0 and json.loads(out)["output"] == 2
+
+
+def test_agent_journal_refusals(files: dict[str, str]) -> None:
+    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                       "--journal", files["db"])
+    assert code == 2 and "--journal records runs with --activities" in err
+    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                       "--activities", ACTS, "--stream", "--journal", files["db"])
+    assert code == 2 and "without --stream" in err
+    run("agent", files["agent"], "--llm", "script:" + files["one"], "--activities", ACTS,
+        "--journal", files["db"], "--run", "A")
+    code, _, err = run("resume", files["db"], "--activities", ACTS)
+    assert code == 2 and "give --llm" in err
+    code, _, err = run("resume", files["db"], "--llm", "script:" + files["two"],
+                       "--interpreter", "asyncio")
+    assert code == 2 and "resumes with the options it was recorded with" in err
