@@ -21,6 +21,7 @@ from obelisk import (
     Journal,
     JournalUnreadable,
     RunResult,
+    ToolError,
     journal_history,
     plural,
     recorded,
@@ -33,7 +34,6 @@ from obelisk.cli.common import EXIT_OK, Command, load_activities
 from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
-from obelisk.compiler.tools import ToolError
 from obelisk.journal import recorded_agent, resume_agent, run_kind
 from obelisk.jsonio import InputError
 

@@ -161,3 +161,13 @@ def test_the_quickstart_prints_what_the_page_shows(page: str) -> None:
     shown = shown[:shown.index("```")]
     code, out, _ = example("refund")
     assert code == 0 and out == shown
+
+
+def test_eager_approve_asks_before_each_call_and_records_the_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The refund agent's first tick runs two calls: approve the first, deny the second.
+    code, out, err = example("refund", "--approve", "--json", stdin="a\nd\nnot now\n",
+                             monkeypatch=monkeypatch)
+    assert "about to run 'lookupOrder'" in err and "about to run 'issueRefund'" in err
+    assert code == 1  # a denied call adds an error message: the run did not complete well
+    assert "Denied" in out
