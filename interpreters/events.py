@@ -32,6 +32,9 @@ class Word(str, enum.Enum):
     def __str__(self) -> str:
         return str(self.value)
 
+    def __repr__(self) -> str:  # in a printed list too: ['executed', 'skipped']
+        return repr(self.value)
+
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)
 

@@ -21,22 +21,22 @@ class CallOutcome:
     call: int
     instance: str | None
     tool: str | None
-    #: The final status as its word (``"executed"``...): a plain string, since users print
-    #: and compare it; :attr:`status` is the same as a :class:`Status`.
-    outcome: str
+    #: The final status, a :class:`Status`: it compares equal to, prints and serialises
+    #: as its word (``"executed"``...), as users print and compare it.
+    outcome: Status
     reason: str
     #: The type of the error message the call added, if it added one.
     error: str | None = None
 
     @property
     def status(self) -> Status:
-        """The outcome as a :class:`Status`."""
-        return Status(self.outcome)
+        """The outcome (kept under this name too)."""
+        return self.outcome
 
     def to_json(self) -> dict[str, Any]:
         """The call's line in the run report."""
         out = {"call": self.call, "instance": self.instance, "tool": self.tool,
-               "outcome": self.outcome, "reason": self.reason}
+               "outcome": self.outcome.value, "reason": self.reason}
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -54,7 +54,7 @@ class RunResult:
     status: RunStatus
     plan: CompiledPlan = field(eq=False, repr=False)
 
-    def outcome_of(self, call: int, instance: str | None = None) -> str:
+    def outcome_of(self, call: int, instance: str | None = None) -> Status:
         """The outcome of call ``call`` (for ``instance``); raises KeyError if unknown."""
         for c in self.calls:
             if c.call == call and c.instance == instance:
@@ -79,7 +79,7 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
     calls = tuple(
         CallOutcome(
             call=node.index, instance=node.instance, tool=node.tool,
-            outcome=status[node.id].value, reason=reasons.get(node.id, ""),
+            outcome=status[node.id], reason=reasons.get(node.id, ""),
             error=errors[node.id]["data"]["error"]["type"] if node.id in errors else None,
         )
         for node in plan.nodes
