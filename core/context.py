@@ -2,7 +2,7 @@
 
 ``Context.append`` returns a new context and leaves the old one valid and unchanged. Beside
 the messages, each context holds a materialised view of every data kind (the fold of its
-global writes, SEMANTICS §3) as frozen persistent values, updated in O(size of the write)
+global writes, docs/semantics.md §3) as frozen persistent values, updated in O(size of the write)
 per append, so a read costs O(path length) however long the context is.
 
 Instance views (global writes, then one instance's writes on top) are derived: they are

@@ -1,4 +1,4 @@
-"""Messages: the canonical data form (SEMANTICS §1) and the write each one makes (§2).
+"""Messages: the canonical data form (docs/semantics.md §1) and the write each one makes (§2).
 
 Types ``data``, ``input`` and ``state`` carry data; every other type is carried through
 untouched and can never be read or written. :func:`normalise` checks a data message and

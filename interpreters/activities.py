@@ -54,7 +54,7 @@ def outcome_of_value(value: Any) -> Outcome:
     return Returned(value)
 
 
-#: What every interpreter counts as an activity's failure, an outcome (SEMANTICS §9):
+#: What every interpreter counts as an activity's failure, an outcome (docs/semantics.md §9):
 #: every ``Exception`` (``StopIteration`` included) and ``GeneratorExit``. Other
 #: ``BaseException``s (``KeyboardInterrupt``, ``SystemExit``...) stop the run.
 OUTCOMES: tuple[type[BaseException], ...] = (Exception, GeneratorExit)

@@ -202,7 +202,7 @@ def choose_mock(plan: CompiledPlan, invocation: Invocation, registry: Registry) 
     if to is not None:  # a mock for the tool goes first, then _delegate (§8.5)
         return Delegate(to, registry.delegate_executor)
     # The call's own _output only for a latent call: a tool that names an _activity is
-    # run by that activity, never by the LLM (SEMANTICS §7 step 4).
+    # run by that activity, never by the LLM (docs/semantics.md §7 step 4).
     latent = not executor_for(plan, node, ())
     own = latent_outcome(invocation) if latent else None
     if own is not None:

@@ -1,4 +1,4 @@
-"""The run state machine (SEMANTICS §7): pure functions over an immutable run state.
+"""The run state machine (docs/semantics.md §7): pure functions over an immutable run state.
 
 Every interpreter drives the same steps and differs only in how it invokes activities and
 how many run at once:
@@ -337,7 +337,7 @@ def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note:
             calls.output_message(node, target, frozen, date, base), write)
         if error is not None:  # nothing of a failed fan-out is kept
             # Leave out the message's position in the context: it depends on timing,
-            # and the report must not (SEMANTICS §7, determinism).
+            # and the report must not (docs/semantics.md §7, determinism).
             timeless = WriteError(error.reason, kind=error.kind, path=error.path,
                                   method=error.method, instance=error.instance)
             return _fail(state, node_id, "WriteError", str(timeless))

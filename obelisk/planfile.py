@@ -1,4 +1,4 @@
-"""Plan files (CONFORMANCE.md "Plan files"): one JSON object, or a bare array of calls.
+"""Plan files (docs/plan-files.md): one JSON object, or a bare array of calls.
 
 The plan is the ``plan`` field, else the last ``{"type": "plan", "plan": [...]}`` message
 in the context; the tools are the ``tools`` field plus every ``{"type": "tool", "tool":

@@ -80,7 +80,7 @@ LATENT_BRANCH_NOTE = ('Answer {"branch": <one of the alternatives>, "value": <th
                       "the first alternative is success, the last one failure.")
 CALL_HEADER = "## Call"
 
-#: Message types that carry data (SEMANTICS §1); their kind, when not ``data``.
+#: Message types that carry data (docs/semantics.md §1); their kind, when not ``data``.
 _DATA_TYPES: Mapping[str, str | None] = {"data": None, "input": "input", "state": "state"}
 
 

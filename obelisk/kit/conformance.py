@@ -1,4 +1,4 @@
-"""The conformance runner (CONFORMANCE vectors): vectors in, one PASS/FAIL line each out.
+"""The conformance runner (the vectors of docs/conformance-vectors.md): vectors in, one PASS/FAIL line each out.
 
 A vector FAILS, never skips, when it cannot be read or uses a field the format does not
 describe. Judging works on ANSWERS: the protocol responses (``obelisk.kit.protocol``) of

@@ -292,7 +292,7 @@ def _is_call_id(value: Any) -> bool:
 
 
 def _expect_shape_problems(expect: Mapping[str, Any]) -> list[str]:
-    """Every member of ``expect`` that is not of the shape CONFORMANCE.md describes."""
+    """Every member of ``expect`` that is not of the shape docs/conformance-vectors.md describes."""
     problems = []
     for key in ("diagnostics", "not_reported", "values", "errors"):
         if key in expect and not isinstance(expect[key], list):
