@@ -31,7 +31,13 @@ from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import digest_of, dumps
 from obelisk.journal.recorder import Journal, RunRecorder, utc_stamp
-from obelisk.journal.run import _async_invoker, _Session, _watched, replayed_session
+from obelisk.journal.run import (
+    _async_invoker,
+    _Session,
+    _watched,
+    checked_header,
+    replayed_session,
+)
 from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind, RunHeader
 from obelisk.llm.base import LLM, Reply
 
@@ -168,14 +174,7 @@ def run_kind(journal: Journal, run_id: str | None = None) -> str:
 
 def recorded_agent(journal: Journal, run_id: str | None = None) -> RecordedAgent:
     """The agent run ``run_id`` (None: the newest) as it was started, checked."""
-    header = journal.run_header(run_id)
-    where = f"{journal.name}: run {header.run_id!r}"
-    if header.version != FORMAT_VERSION:
-        raise JournalUnreadable(f"{where} was written in journal format {header.version}; "
-                                f"this obelisk reads format {FORMAT_VERSION}")
-    if digest_of(header.header, header.version) != header.digest:
-        raise JournalUnreadable(f"{where}: its header does not match its digest: the journal "
-                                "is damaged or was edited")
+    header, where = checked_header(journal, run_id)
     try:
         data = json.loads(header.header)
         options = dict(data["options"])

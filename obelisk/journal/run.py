@@ -283,9 +283,9 @@ class Recorded:
     options: Mapping[str, Any]
 
 
-def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
-    """The run ``run_id`` (None: the newest) as it was started, checked: a header of
-    another format version or whose digest does not match is refused."""
+def checked_header(journal: Journal, run_id: str | None) -> tuple[RunHeader, str]:
+    """The header of run ``run_id`` (None: the newest) and how to name the run in an error;
+    a header of another format version or whose digest does not match is refused."""
     header = journal.run_header(run_id)
     where = f"{journal.name}: run {header.run_id!r}"
     if header.version != FORMAT_VERSION:
@@ -294,6 +294,13 @@ def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
     if digest_of(header.header, header.version) != header.digest:
         raise JournalUnreadable(f"{where}: its header does not match its digest: the journal "
                                 "is damaged or was edited")
+    return header, where
+
+
+def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
+    """The run ``run_id`` (None: the newest) as it was started, checked: a header of
+    another format version or whose digest does not match is refused."""
+    header, where = checked_header(journal, run_id)
     try:
         data = json.loads(header.header)
         options = data["options"]
