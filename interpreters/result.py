@@ -69,8 +69,9 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
     """The result of a finished (or cancelled) run: the approval messages, then the error
     messages, each in node order, appended to the context; one CallOutcome per node; the
     run is cancelled when asked or when a call is left unfinished."""
-    for node_id in sorted(approvals or {}):
-        context = context.append((approvals or {})[node_id])
+    approvals = approvals or {}
+    for node_id in sorted(approvals):
+        context = context.append(approvals[node_id])
     errors_out = []
     for node_id in sorted(errors):
         message = errors[node_id]

@@ -113,13 +113,7 @@ def _messages(path: str) -> list[Any]:
 
 def load_context(path: str) -> Context:
     """A context from a file: an array of messages, or an object with a "context" array."""
-    data = load_json(path)
-    if isinstance(data, dict):
-        if "context" not in data:
-            raise InputError(f'{path}: expected an array of messages or an object with "context"')
-        data = data["context"]
-    if not isinstance(data, list):
-        raise InputError(f"{path}: a context is an array of messages, got {type(data).__name__}")
+    data = _messages(path)
     try:
         return Context.of(data)
     except MessageError as exc:

@@ -153,13 +153,7 @@ class AnthropicLLM:
                                 "input_schema": schema}
 
     async def _ask(self, request: Request, schema: Any) -> Reply:
-        system = "\n\n".join(
-            [request.system] + [t.content for t in request.messages if t.role is Role.SYSTEM])
-        blocks = [{"type": "text", "text": t.content}
-                  for t in request.messages if t.role is Role.USER]
-        if not blocks:  # the API wants one user message at least
-            blocks = [{"type": "text", "text": "(no data yet)"}]
-        tool = {"name": request.name, "description": TOOL_DESCRIPTION, "input_schema": schema}
+        system, blocks, tool = self._parts(request, schema)
 
         async def attempt() -> Reply:
             try:
