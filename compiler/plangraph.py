@@ -26,7 +26,7 @@ from obelisk.core.ast import And, Expr, Reference, references
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, overlaps
-from obelisk.core.values import MISSING
+from obelisk.core.values import present
 
 
 @frozen
@@ -195,8 +195,10 @@ def _by_position(successors: Sequence[tuple[int, ...]],
 
 
 def _provided(ctx: Context, ref: Reference, instance: str | None) -> bool:
+    """Whether the initial context provides ``ref``: it resolves to a present value
+    (neither MISSING nor null, as ``||`` tests), so a null that no call writes dangles."""
     try:
-        return ctx.value(ref.kind, ref.path, instance) is not MISSING
+        return present(ctx.value(ref.kind, ref.path, instance))
     except WriteError:
         return True  # the read will fail at run time with the write's own error
 

@@ -127,3 +127,18 @@ def test_a_plan_file_field_gets_a_did_you_mean() -> None:
         plan_file_of({"tool": [], "plan": []}, "f.json")
     assert str(info.value).startswith(
         "f.json: unknown field(s) 'tool' (did you mean 'tools'?); a plan file has ")
+
+
+def test_a_null_in_the_context_is_not_provided_and_the_hint_says_so() -> None:
+    # Provided means present: the null path dangles, and the hint never suggests the path
+    # that was read (nor another null one) as if it were there.
+    context = [{"type": "state", "x": None, "xx": None, "other": 1}]
+    ((code, message, hint),) = hints([{"_tool": "a", "p": "†state.x"}], context=context)
+    assert code == "dangling-reference" and message.startswith("†state.x is read here")
+    assert hint == ("†state.x is null in the context, and a null does not count as a value: "
+                    "give it a value, or read it with a default (†state.x || <default>)")
+    ((_, _, hint),) = hints([{"_tool": "a", "p": "†input.n"}],
+                            context=[{"type": "input", "input": {"n": None}}])
+    assert hint is not None and hint.endswith(", or declare it in the input message's schema")
+    ((_, _, hint),) = hints([{"_tool": "a", "p": "†state.xxx"}], context=context)
+    assert hint is not None and "†state.xx " not in hint and "†state.x " not in hint

@@ -392,7 +392,11 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], dict[str, Any], list[Any], bool
     ),
     "null-input-is-missing": (
         [{"_tool": "t", "amount": "†input.amount", "_outputPath": "†state.r"}],
-        [{"type": "input", "input": {"amount": None}}], {"t": {"return": 1}}, [], False,
+        # The schema declares the path, so the plan is valid (a null alone does not
+        # provide it) and the run meets the null.
+        [{"type": "input", "input": {"amount": None},
+          "schema": {"properties": {"amount": {"type": ["number", "null"]}}}}],
+        {"t": {"return": 1}}, [], False,
         {"skipped": [0], "errors": [(0, "MissingValue")]},
     ),
     "or-fallback-literal": (

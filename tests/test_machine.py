@@ -131,8 +131,11 @@ def test_missing_value_that_nothing_writes_skips_with_an_error() -> None:
 
 
 def test_null_counts_as_missing() -> None:
+    # The input's schema declares amount: the plan is valid (a null alone does not
+    # provide a path), and the run meets the null.
     state = start([{"_tool": "t", "x": "†input.amount", "_outputPath": "†state.r"}],
-                  [{"type": "input", "input": {"amount": None}}])
+                  [{"type": "input", "input": {"amount": None},
+                    "schema": {"properties": {"amount": {"type": ["number", "null"]}}}}])
     state, ready = advance(state)
     assert ready == () and state.status[0] is Status.SKIPPED
     assert "MissingValue" in state.reasons[0]

@@ -1,6 +1,6 @@
 """Did-you-mean hints for dangling references.
 
-The candidate paths (written by a visible call, or present in the context) are gathered
+The candidate paths (written by a visible call, or present in the context: not null) are gathered
 once per instance, and every search of one check shares the graph's ``hint_budget``: each
 search compares the reference with every candidate, so a plan with thousands of dangling
 references against thousands of written paths would otherwise take minutes; past the
@@ -42,6 +42,14 @@ class Hints:
         how to provide it."""
         generic = (f"write it with an earlier call's _outputPath, or add "
                    f"{article(ref.kind)} message to the context")
+        if _is_null(self.graph.context, ref, instance):
+            # Provided means present: a null in the context is no value, so say that
+            # rather than suggest the very path that was read.
+            declare = (", or declare it in the input message's schema" if ref.kind == "input"
+                       else "")
+            return (f"{ref} is null in the context, and a null does not count as a value: "
+                    f"give it a value, or read it with a default ({ref} || <default>)"
+                    f"{declare}")
         if self.budget <= 0:  # spent: do not even gather the candidates
             return generic
         candidates = self._candidates(instance)
@@ -96,6 +104,13 @@ def _nearby(ref: Reference, candidates: Candidates) -> str | None:
     return f"nearby: {shown}"
 
 
+def _is_null(ctx: Context, ref: Reference, instance: str | None) -> bool:
+    try:
+        return ctx.value(ref.kind, ref.path, instance) is None
+    except WriteError:
+        return False
+
+
 def _leaf_paths(ctx: Context, kind: str, instance: str | None, limit: int = 2000) -> list[Path]:
     try:
         root = ctx.value(kind, (), instance)
@@ -105,7 +120,7 @@ def _leaf_paths(ctx: Context, kind: str, instance: str | None, limit: int = 2000
     stack: list[tuple[Path, Any]] = [((), root)]
     while stack and len(out) < limit:
         path, value = stack.pop()
-        if path:
+        if path and value is not None:  # a null is not provided: never a candidate
             out.append(path)
         if isinstance(value, PMap) and len(path) < 8:
             stack.extend(((*path, k), v) for k, v in value.items())
