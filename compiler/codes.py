@@ -88,6 +88,9 @@ class DiagnosticCode(str, enum.Enum):
                        "characters.")
     SLOW_PATTERN = ("slow-pattern", Severity.WARNING,
                     "A tool's pattern has nested quantifiers that can take exponential time.")
+    NO_TOOLS = ("no-tools", Severity.INFO,
+                "No tools were given, so tool names and parameters were not checked: give "
+                "--tools FILE or a `tools` list in the plan file.")
 
 
 #: Code -> severity, in the table's order (the protocol's fourteen first); read-only.

@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOOL = {"type": "object",
         "properties": {"_tool": {"const": "pay"}, "amount": {"type": "integer", "minimum": 0}},
         "required": ["amount"]}
-NO_TOOLS = "info: no tools given: tool names and parameters were not checked"
+NO_TOOLS = "info[no-tools]: no tools given: tool names and parameters were not checked"
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -75,7 +75,28 @@ def test_schema_takes_tools_without_a_plan(tmp_path: pathlib.Path) -> None:
 def test_no_tools_says_nothing_was_checked(tmp_path: pathlib.Path) -> None:
     plan = write(tmp_path, "p.json", [{"_tool": "anything"}])
     code, out, _ = run("validate", plan)
-    assert code == 0 and out.splitlines()[0] == f"{plan}: {NO_TOOLS} (give --tools FILE)"
+    assert code == 0 and out.splitlines()[:2] == [
+        f"{plan}: {NO_TOOLS}", '    hint: give --tools FILE or a "tools" list in the plan file']
+
+
+@pytest.mark.parametrize("command", ["dry-run", "run"])
+def test_dry_run_and_run_say_once_that_no_tools_were_given(tmp_path: pathlib.Path,
+                                                           command: str) -> None:
+    plan = write(tmp_path, "p.json", {"plan": [{"_tool": "echo", "_outputPath": "†state.a"}],
+                                      "mocks": {"echo": {"return": 1}}})
+    extra = ["--activities", "sample_activities:ACTIVITIES"] if command == "run" else []
+    code, _, err = run(command, plan, *extra)
+    assert code == 0 and err.count("[no-tools]") == 1
+    assert err.startswith(f"{plan}: {NO_TOOLS}\n    hint: give --tools FILE")
+    # Invalid too: said once, beside the plan's own diagnostics.
+    bad = write(tmp_path, "bad.json", [{"_tool": "echo", "p": "†state.nowhere"}])
+    code, _, err = run(command, bad, *extra)
+    assert code == 1 and err.count("[no-tools]") == 1 and "[dangling-reference]" in err
+    # With tools given, nothing is said.
+    tools = write(tmp_path, "tools.json", [
+        {"type": "object", "properties": {"_tool": {"const": "echo"}}}])
+    code, _, err = run(command, plan, *extra, "--tools", tools)
+    assert code == 0 and "no-tools" not in err
 
 
 def test_mocks_given_twice_merge(tmp_path: pathlib.Path) -> None:
@@ -110,7 +131,9 @@ def test_validate_reports_several_files_and_directories(tmp_path: pathlib.Path) 
                          f"{bad}: 1 call, 0 edges: 1 error"]
     # Files after an option are files too; JSON output names each diagnostic's file.
     code, out, _ = run("validate", good, "--format", "json", bad)
-    assert code == 1 and [d["file"] for d in json.loads(out)] == [bad]
+    # (each file without tools gets its own no-tools info, after its plan's diagnostics)
+    assert code == 1 and [(d["file"], d["code"]) for d in json.loads(out)] == [
+        (good, "no-tools"), (bad, "dangling-reference"), (bad, "no-tools")]
     code, out, _ = run("validate", "--format", "sarif", good, bad)
     log = json.loads(out)
     assert [a["location"]["uri"] for a in log["runs"][0]["artifacts"]] == [good, bad]

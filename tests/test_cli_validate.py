@@ -65,6 +65,23 @@ WEATHER = {
 }
 
 
+#: The info a plan file without tools gets: last, with no place in the file.
+NO_TOOLS = {"code": "no-tools", "severity": "info",
+            "message": "no tools given: tool names and parameters were not checked",
+            "call": None, "pointer": "",
+            "hint": 'give --tools FILE or a "tools" list in the plan file'}
+NO_TOOLS_TEXT = ("info[no-tools]: no tools given: tool names and parameters were not checked\n"
+                 '    hint: give --tools FILE or a "tools" list in the plan file\n')
+
+
+def plan_diagnostics(out: str) -> list[Any]:
+    """The diagnostics ``validate --format json`` printed for one plan file without tools:
+    the plan's own, after checking that the no-tools info comes last."""
+    *found, note = json.loads(out)
+    assert note == {**NO_TOOLS, "file": note["file"]}
+    return found
+
+
 def run(*argv: str, stdin: str | None = None,
         monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
     if stdin is not None:
@@ -113,16 +130,14 @@ def test_validate_text(tmp_path: pathlib.Path) -> None:
         "    calls: 2, 3\n"
         "    hint: make one call read the other's result, write to different paths, or put "
         "them on different alternatives of one branching call\n"
-        f"{path}: info: no tools given: tool names and parameters were not checked "
-        "(give --tools FILE)\n"
+        f"{path}: {NO_TOOLS_TEXT}"
         f"{path}: 4 calls, 0 edges: 1 error, 1 warning\n")
 
 
 def test_validate_clean_plan_exits_0(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, {"plan": WEATHER["plan"][:3], "context": WEATHER["context"]})
     assert run("validate", path) == (
-        0, f"{path}: info: no tools given: tool names and parameters were not checked "
-           f"(give --tools FILE)\n{path}: 3 calls, 2 edges: no problems\n", "")
+        0, f"{path}: {NO_TOOLS_TEXT}{path}: 3 calls, 2 edges: no problems\n", "")
 
 
 def test_validate_warnings_and_infos_exit_0(tmp_path: pathlib.Path) -> None:
@@ -148,7 +163,7 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, PAYMENT)
     code, out, err = run("validate", "--format", "json", path)
     assert (code, err) == (1, "")
-    assert json.loads(out) == [
+    assert plan_diagnostics(out) == [
         {"code": "dangling-reference", "severity": "error",
          "message": "†state.reciept is read here, but no call writes it and the context does "
                     "not provide it",
@@ -170,8 +185,25 @@ def test_validate_json(tmp_path: pathlib.Path) -> None:
 
 
 def test_validate_json_of_a_clean_plan_is_an_empty_list(tmp_path: pathlib.Path) -> None:
-    assert run("validate", "--format", "json", write(tmp_path, [{"_tool": "a"}])) == (
+    # Clean: with its tool given, so nothing was left unchecked.
+    tool = {"type": "object", "properties": {"_tool": {"const": "a"}}}
+    assert run("validate", "--format", "json", write(
+        tmp_path, {"plan": [{"_tool": "a"}], "tools": [tool]})) == (0, "[]\n", "")
+
+
+def test_validate_json_and_sarif_say_when_no_tools_were_given(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path, [{"_tool": "a"}])
+    code, out, err = run("validate", "--format", "json", path)
+    assert (code, err) == (0, "") and json.loads(out) == [{**NO_TOOLS, "file": path}]
+    code, out, _ = run("validate", "--format", "sarif", path)
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert (code, result["ruleId"], result["level"]) == (0, "no-tools", "note")
+    assert result["locations"] == [{"physicalLocation": {"artifactLocation": {"uri": path}}}]
+    assert result["message"]["text"] == (f"{NO_TOOLS['message']} (hint: {NO_TOOLS['hint']})")
+    # An info: hidden at --min-severity warning, and never a failure.
+    assert run("validate", "--format", "json", "--min-severity", "warning", path) == (
         0, "[]\n", "")
+    assert run("validate", "--fail-on", "warning", path)[0] == 0
 
 
 # -- validate: SARIF ---------------------------------------------------------------------------
@@ -195,7 +227,8 @@ def test_validate_sarif(tmp_path: pathlib.Path) -> None:
         assert rule["defaultConfiguration"]["level"] == levels[CODES[rule["id"]].value]
     uri = path.replace(" ", "%20")
     assert sarif_run["artifacts"] == [{"location": {"uri": uri}}]
-    dangling, race = sarif_run["results"]
+    dangling, race, note = sarif_run["results"]
+    assert (note["ruleId"], note["level"]) == ("no-tools", "note")
     assert (dangling["ruleId"], dangling["level"]) == ("dangling-reference", "error")
     assert (race["ruleId"], race["level"]) == ("write-race", "warning")
     for result in (dangling, race):
@@ -220,7 +253,8 @@ def test_sarif_levels_and_plan_wide_results(tmp_path: pathlib.Path) -> None:
     code, out, _ = run("validate", "--format", "sarif", write(tmp_path, plan))
     assert code == 0
     results = json.loads(out)["runs"][0]["results"]
-    assert [(r["ruleId"], r["level"]) for r in results] == [("no-instances", "note")]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("no-instances", "note"),
+                                                            ("no-tools", "note")]
     # A plan-wide result has the file as its only location.
     assert results[0]["locations"] == [
         {"physicalLocation": {"artifactLocation": {"uri": results[0]["locations"][0][
@@ -231,7 +265,8 @@ def test_sarif_names_the_instance(tmp_path: pathlib.Path) -> None:
     plan = {"plan": [{"_tool": "a", "p": "†state.nope"}], "instances": True,
             "context": [{"type": "state", "_instance": "①", "a": 1}]}
     _, out, _ = run("validate", "--format", "sarif", write(tmp_path, plan))
-    (result,) = json.loads(out)["runs"][0]["results"]
+    result, note = json.loads(out)["runs"][0]["results"]
+    assert note["ruleId"] == "no-tools"
     assert result["locations"][0]["logicalLocations"][0]["name"] == "call 0 [①]"
 
 
@@ -559,7 +594,7 @@ def test_bad_calls_are_diagnostics(tmp_path: pathlib.Path, plan: list[Any],
     path = write(tmp_path, plan)
     code, out, err = run("validate", "--format", "json", path)
     assert (code, err) == (1, "")
-    assert [(d["code"], d["call"], d["pointer"]) for d in json.loads(out)] == expected
+    assert [(d["code"], d["call"], d["pointer"]) for d in plan_diagnostics(out)] == expected
     code, out, err = run("graph", path)
     assert code == 0 and out.startswith("flowchart LR") and err.startswith("note: ")
 
@@ -596,7 +631,7 @@ def test_expression_limits_are_diagnostics(tmp_path: pathlib.Path, expression: s
             "context": [{"type": "state", "x": 1, "y": 2}]}
     code, out, err = run("validate", "--format", "json", write(tmp_path, plan))
     assert err == ""
-    diagnostics = json.loads(out)
+    diagnostics = plan_diagnostics(out)
     assert [d["message"] for d in diagnostics] == messages
     assert all(d["code"] == "syntax" and d["pointer"] == f"/{key}" for d in diagnostics)
     assert code == (1 if messages else 0)
@@ -609,7 +644,7 @@ def test_a_deep_parameter_value(tmp_path: pathlib.Path) -> None:
         value = {"k": value}
     code, out, err = run("validate", "--format", "json",
                          write(tmp_path, [{"_tool": "a", "p": value}]))
-    (diagnostic,) = json.loads(out)
+    (diagnostic,) = plan_diagnostics(out)
     assert code == 1 and err == ""
     assert (diagnostic["code"], diagnostic["pointer"]) == (
         "dangling-reference", "/p" + "/k" * 500)
@@ -622,7 +657,7 @@ def test_a_value_deeper_than_the_value_limit_is_an_invalid_call(tmp_path: pathli
     code, out, err = run("validate", "--format", "json",
                          write(tmp_path, [{"_tool": "a"}, {"_tool": "b", "p": value}]))
     assert code == 1 and err == ""
-    (diagnostic,) = json.loads(out)
+    (diagnostic,) = plan_diagnostics(out)
     assert (diagnostic["code"], diagnostic["call"]) == ("invalid-call", 1)
     assert "nested deeper than" in diagnostic["message"]
 
@@ -660,7 +695,7 @@ def test_a_10_mb_plan_validates_in_seconds(tmp_path: pathlib.Path) -> None:
     code, out, err = run("validate", "--format", "json", str(path))
     elapsed = time.perf_counter() - start
     assert (code, err) == (1, "")
-    assert [d["code"] for d in json.loads(out)] == ["dangling-reference"]
+    assert [d["code"] for d in plan_diagnostics(out)] == ["dangling-reference"]
     assert elapsed < 30, f"validate took {elapsed:.1f} s"
     start = time.perf_counter()
     code, out, _ = run("graph", "--format", "dot", str(path))

@@ -242,6 +242,7 @@ def test_every_code_has_a_case() -> None:
     covered = {code for *_, expected in DIAGNOSTICS for code, *_ in expected}
     covered |= {"too-many"}  # below: needs a larger plan
     covered |= {"too-dense"}  # needs millions of edges: tests/hostile/test_compiler.py
+    covered |= {"no-tools"}  # the command line's, not the compiler's: tests/test_cli_inputs.py
     assert covered == set(CODES)
 
 
@@ -517,7 +518,11 @@ DANGLING: list[tuple[str, list[Any], list[str], list[str]]] = [
     ("†state.c && (†state.a || 'x') && †state.b", [{"type": "state", "c": 1}],
      ["†state.b"], []),
     ("'x' && †state.a", [], [], []),                       # not an expression: a literal
-    ("†state.x", [{"type": "state", "x": None}], [], []),   # null is a value
+    # provided means present: a null that no call writes is not provided...
+    ("†state.x", [{"type": "state", "x": None}], ["†state.x"], []),
+    ("†state.x.y", [{"type": "state", "x": None}], ["†state.x.y"], []),
+    ("†state.x || 'd'", [{"type": "state", "x": None}], [], []),  # ...but a default is
+    ("†state.w", [{"type": "state", "w": None}], [], []),   # and so is a written path
     ("†state.x.y", [{"type": "state", "x": {"y": False}}], [], []),
     ("†state.w.deep", [], [], []),                         # written above the read
     ("†data.a", [{"type": "state", "a": 1}], ["†data.a"], []),

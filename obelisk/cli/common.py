@@ -12,7 +12,7 @@ from typing import Any, Protocol, TextIO
 
 from attrs import evolve, frozen
 
-from obelisk import CompiledPlan, Context, MessageError, ToolError, compile_plan
+from obelisk import CompiledPlan, Context, Diagnostic, MessageError, ToolError, compile_plan
 from obelisk.jsonio import InputError, load_json
 from obelisk.planfile import PlanFile, read_plan_file
 
@@ -142,6 +142,20 @@ def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
             isinstance(k, str) and callable(v) for k, v in mapping.items()):
         raise InputError(f"{spec} must be a dict of activity name -> callable")
     return mapping
+
+
+def input_notes(pf: PlanFile) -> list[Diagnostic]:
+    """What the command's inputs, not the plan, call for: a ``no-tools`` info when no tool
+    schema was given (the plan file's ``tools``, tool messages, ``--tools``, ``--context``).
+
+    The shell adds it, not the compiler: the library's ``compile_plan`` without tools is a
+    choice its caller made, and a plan's diagnostics are the protocol's (the same for
+    every implementation); whether a command line was given tools is the command's own.
+    """
+    if pf.tools:
+        return []
+    return [Diagnostic("no-tools", "no tools given: tool names and parameters were not "
+                       "checked", hint='give --tools FILE or a "tools" list in the plan file')]
 
 
 def compile_file(pf: PlanFile, *, instances: bool = False) -> CompiledPlan:

@@ -180,12 +180,16 @@ def wheres(diagnostics: Sequence[Diagnostic], pf: PlanFile) -> list[Where | None
 
 
 def render_located(diagnostics: Sequence[Diagnostic], pf: PlanFile, plan: CompiledPlan | None,
-                   out: TextIO) -> None:
+                   out: TextIO, located: Sequence[Where | None] | None = None) -> None:
     """Print each diagnostic as ``FILE:LINE:COL: severity[code]: message``, then the
     file's line with a caret under the span, the call it is in, a cycle's edges one per
-    line, and the hint."""
-    source = Source.of(pf.text) if pf.text is not None and diagnostics else None
-    for d, where in zip(diagnostics, wheres(diagnostics, pf), strict=True):
+    line, and the hint. ``located``: each diagnostic's place, when already found (None
+    for one that has no place in the file: ``FILE: severity[code]: message``)."""
+    if located is None:
+        located = wheres(diagnostics, pf)
+    source = (Source.of(pf.text) if pf.text is not None and any(w is not None for w in located)
+              else None)
+    for d, where in zip(diagnostics, located, strict=True):
         head = f"{inert(pf.name)}:"
         if where is not None:
             head += f"{where.line}:{where.column}:"
@@ -244,6 +248,12 @@ def inert_diagnostic(d: Diagnostic) -> Diagnostic:
                   expression=expression, hint=None if d.hint is None else inert(d.hint),
                   instance=None if d.instance is None else inert(d.instance),
                   tool=None if d.tool is None else inert(d.tool))
+
+
+def render_notes(notes: Sequence[Diagnostic], pf: PlanFile, err: TextIO) -> None:
+    """Print what the command's inputs call for (``no-tools``): diagnostics about no place
+    in the plan file."""
+    render_located(notes, pf, None, err, [None] * len(notes))
 
 
 def render_refusal(plan: CompiledPlan, pf: PlanFile, err: TextIO) -> None:

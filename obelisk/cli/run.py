@@ -30,10 +30,11 @@ from obelisk.cli.common import (
     add_inputs,
     add_plan_file,
     compile_file,
+    input_notes,
     load_activities,
     read_inputs,
 )
-from obelisk.cli.render import RunReport, render_refusal, render_report, wheres
+from obelisk.cli.render import RunReport, render_notes, render_refusal, render_report, wheres
 from obelisk.cli.safe import json_text
 from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
 from obelisk.jsonio import InputError, load_json
@@ -77,7 +78,9 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     pf = read_inputs(args.file, args)
     mocks = _mocks(pf, args.mocks)
     plan = compile_file(pf, instances=args.instances)
+    notes = input_notes(pf)
     if not plan.ok:
+        render_notes(notes, pf, err)
         if args.json:
             data = invalid_report(plan)
             # Each diagnostic with its place in the file, as validate --format json gives.
@@ -93,6 +96,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
     except MockError as exc:
         raise InputError(f"{', '.join(args.mocks or [pf.name])}: {exc}") from None
+    render_notes(notes, pf, err)  # after the mocks were read: bad input says only that
     data = result.report()
     if args.json:
         print(json_text(data, stream=out), file=out)
@@ -155,6 +159,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     pf = read_inputs(args.file, args)
     activities = load_activities(args.activities)
     plan = compile_file(pf, instances=args.instances)
+    render_notes(input_notes(pf), pf, err)
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED

@@ -24,6 +24,7 @@ from obelisk.cli.common import (
     add_inputs,
     add_plan_file,
     compile_file,
+    input_notes,
     load_activities,
     read_inputs,
     read_inputs_without_plan,
@@ -82,13 +83,13 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             code = EXIT_USAGE
             continue
         diagnostics = [d for d in plan.diagnostics if _RANK[d.severity.value] >= shown_from]
+        notes = [d for d in input_notes(pf) if _RANK[d.severity.value] >= shown_from]
         if any(_RANK[d.severity.value] >= fail_from for d in plan.diagnostics):
-            code = max(code, EXIT_FAILED)
+            code = max(code, EXIT_FAILED)  # notes are infos: they never fail a check
+        # The plan's diagnostics have places in the file; the notes (no-tools) have none.
+        located = wheres(diagnostics, pf) + [None] * len(notes)
         if args.format == "text":
-            render_located(diagnostics, pf, plan, out)
-            if not pf.tools:
-                print(f"{inert(pf.name)}: info: no tools given: tool names and parameters "
-                      "were not checked (give --tools FILE)", file=out)
+            render_located(diagnostics + notes, pf, plan, out, located)
             # Calls as listed; nodes differ when instancing copies calls or a call is not
             # an object (no node). Edges join nodes.
             nodes = (f"{plural(len(plan.nodes), 'node')}, " if len(plan.nodes) != len(plan.calls)
@@ -96,7 +97,7 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{inert(pf.name)}: {plural(len(plan.calls), 'call')}, {nodes}"
                   f"{plural(len(plan.edges), 'edge')}: {summary(plan.diagnostics)}", file=out)
         else:
-            reports.append((pf, diagnostics, wheres(diagnostics, pf)))
+            reports.append((pf, diagnostics + notes, located))
     if args.format == "json":
         print(json_text([{**d.to_json(), "file": pf.name, **(w.to_json() if w else {})}
                          for pf, ds, ws in reports for d, w in zip(ds, ws, strict=True)],
