@@ -127,6 +127,39 @@ def test_live_display_names_running_calls_in_colour(tmp_path: pathlib.Path) -> N
     assert "status: completed with 1 error" in text
 
 
+SKIPPING = """
+import time
+
+def boom(call, tool, context):
+    raise ValueError("no luck")
+
+def slow(call, tool, context):
+    time.sleep(1.5)  # long enough for the display to be drawn a few times meanwhile
+    return {"ok": True}
+
+ACTS = {"boom": boom, "slow": slow}
+"""
+
+
+def test_live_display_counts_skipped_calls_as_they_happen(tmp_path: pathlib.Path) -> None:
+    # Call 0 raises, so its error branch is taken: call 1 (on the other branch) is skipped
+    # at once, while call 2 (on the error branch) runs for a while.
+    (tmp_path / "acts_skipping.py").write_text(SKIPPING, encoding="utf-8")
+    path = tmp_path / "skipping.json"
+    path.write_text(json.dumps([{"_tool": "boom", "_outputPath": "†state.ok || †state.err"},
+                                {"_tool": "slow", "p": "†state.ok"},
+                                {"_tool": "slow", "p": "†state.err"}]), encoding="utf-8")
+    child = spawn(["run", str(path), "--activities", "acts_skipping:ACTS"], tmp_path,
+                  NO_COLOR="1")
+    child.expect(pexpect.EOF)
+    text = ANSI.sub("", child.before)
+    child.close()
+    final = text.index("2/3 done, 1 failed, 1 skipped")  # the summary, after the display
+    live = re.search(r"1/3 done +1 running +1 failed +1 skipped", text)
+    assert live is not None and live.start() < final, text
+    assert "call 2 (slow)" in text[:final]
+
+
 def test_no_color_is_respected(tmp_path: pathlib.Path) -> None:
     child = spawn(["run", slow_plan(tmp_path), "--activities", "acts_slow:ACTS"], tmp_path,
                   NO_COLOR="1")
