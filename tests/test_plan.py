@@ -533,6 +533,7 @@ DANGLING: list[tuple[str, list[Any], list[str], list[str]]] = [
     # ...or when an input message's schema declares the path
     ("†input.x", [{"type": "input", "input": {"y": 1}}], ["†input.x"], []),
     ("†input.x", [{"type": "input", "input": {"x": 1}}], [], []),
+    ("†input.x", [{"type": "input", "input": {"x": None}}], ["†input.x"], []),  # not present
     ("†input.x", [{"type": "input", "input": {},
                    "schema": {"type": "object", "properties": {"x": {"type": "string"}}}}],
      [], ["†input.x"]),
