@@ -98,6 +98,10 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
     blocks = _blocks(page)
     local = any(LOCAL_MODEL_SERVER in code for _, code in blocks)
     with serve([openai_completion(json.dumps(_SERVER_ANSWER))] * 20) as server:
+        # The SDKs' own base-URL variables: an adapter made without base_url asks the
+        # loopback server too, never the provider.
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.root_url)
         for line, code in blocks:
             code = code.replace(LOCAL_MODEL_SERVER, server.root_url)
             with contextlib.redirect_stdout(io.StringIO()):
@@ -173,3 +177,54 @@ def test_the_command_lines_print_what_the_docs_show(tmp_path: pathlib.Path, page
 
 def test_the_docs_show_command_lines() -> None:
     assert len(_console_examples()) >= 25
+
+
+# -- the agent command lines of docs/agent.md ------------------------------------------------
+
+
+def _agent_command_lines() -> list[str]:
+    """Every ``obelisk agent`` line of docs/agent.md's plain code blocks but the synopsis."""
+    found, fence = [], None  # fence: the info string of the open block (None: outside)
+    for line in (ROOT / "docs" / "agent.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fence = line[3:] if fence is None else None
+        elif fence == "" and line.startswith("obelisk agent ") and "FILE" not in line:
+            found.append(line)
+    return found
+
+
+@pytest.mark.parametrize("line", _agent_command_lines())
+def test_the_agent_command_lines_of_the_docs_run(line: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # The scripted ones run as shown. The provider ones run against the loopback fake
+    # server: the page's local address is replaced by it, and the SDKs' own base-URL
+    # variables point there, so a line without --base-url never reaches the network.
+    import shlex
+
+    from servers import anthropic_message, openai_completion, serve
+
+    from obelisk.cli import main
+
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(line, comments=True)
+    llm = argv[argv.index("--llm") + 1]
+    answer = {"calls": [], "output": {"refundId": "rf-1", "amount": 1.0}}
+    reply = (anthropic_message(answer) if llm.startswith("anthropic:")
+             else openai_completion(json.dumps(answer)))
+    out, err = io.StringIO(), io.StringIO()
+    with serve([reply]) as server:
+        for provider in ("OPENAI", "ANTHROPIC"):
+            monkeypatch.setenv(f"{provider}_API_KEY", "placeholder-key-for-the-docs-examples")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.root_url)
+        argv = [a.replace(LOCAL_MODEL_SERVER, server.root_url) for a in argv]
+        code = main(argv[1:], out=out, err=err)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert bool(server.requests) == (not llm.startswith("script:"))
+    if "--stream" in argv:  # what the page says this one shows
+        assert ("call 0 started (1 call(s) arrived, the solution still arriving)"
+                in out.getvalue())
+
+
+def test_the_agent_page_shows_command_lines() -> None:
+    assert len(_agent_command_lines()) >= 5
