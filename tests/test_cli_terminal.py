@@ -227,3 +227,46 @@ def test_the_approval_prompt_shows_markup_and_escapes_as_written(
     assert "about to run '[red]t[/red]'" in err
     assert "[bold red]loud[/] \\x1b[2K\\rforged" in err
     assert "\x1b" not in err and "\r" not in err
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so the live display draws into it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_resumed_run_is_displayed_without_replaying_events_it_never_saw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A resumed run's display sees only the events after the journal's: replaying those
+    # from the run's beginning would not fit the machine, so it counts skips at the end.
+    import obelisk.cli.terminal as terminal
+    from obelisk import compile_plan, run_sync
+
+    plan = compile_plan([{"_tool": "a", "_outputPath": "†state.ok || †state.err"},
+                         {"_tool": "b", "p": "†state.ok"}, {"_tool": "c", "p": "†state.err"}])
+
+    def fail(*_: object) -> None:
+        raise ValueError("no")
+
+    events: list[object] = []
+    run_sync(plan, activities={"a": fail, "b": fail, "c": lambda *_: 1},
+             observer=events.append)
+    replayed: list[int] = []
+    real_replay = terminal.replay
+    monkeypatch.setattr(terminal, "replay", lambda p, c, seen: (
+        replayed.append(len(seen)), real_replay(p, c, seen))[1])
+    # Watched from the start: the first event is replayed at once, and its skips counted.
+    progress = terminal.Progress(plan, _Terminal(), enabled=True)
+    for event in events:
+        progress.observe(event)
+    progress.close(1)
+    assert replayed and replayed[0] == 1
+    # Resumed: never replayed; the count comes at the end.
+    replayed.clear()
+    stream = _Terminal()
+    progress = terminal.Progress(plan, stream, enabled=True, from_start=False)
+    for event in events[2:]:  # the first call's start and outcome were in the journal
+        progress.observe(event)
+    progress.close(1)
+    assert replayed == [] and "1 skipped" in ANSI.sub("", stream.getvalue())

@@ -81,7 +81,8 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  "give --activities to continue it")
             activities = load_activities(args.activities) if args.activities else {}
             print(f"journal: resuming run {run.header.run_id} of {args.journal}", file=err)
-            display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve)
+            display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
+                                    from_start=False)
             tracked = {name: display.exceptions.wrap(name, fn)
                        for name, fn in activities.items()}
             try:

@@ -193,9 +193,11 @@ class Display:
 
     @classmethod
     def start(cls, plan: CompiledPlan, tools: Any, out: TextIO, err: TextIO, *,
-              approve: bool) -> Display:
-        """The display of a run of ``plan``: progress on a terminal unless approving."""
-        progress = Progress(plan, err, enabled=err.isatty() and not approve)
+              approve: bool, from_start: bool = True) -> Display:
+        """The display of a run of ``plan``: progress on a terminal unless approving;
+        ``from_start`` false for a resumed run (see :class:`Progress`)."""
+        progress = Progress(plan, err, enabled=err.isatty() and not approve,
+                            from_start=from_start)
         observers: list[Callable[[Any], None]] = [progress.observe]
         hook = None
         if approve:

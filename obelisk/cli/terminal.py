@@ -54,11 +54,16 @@ class Progress:
     functions the run used: no rule of its own) and counts the skipped calls of that state.
     A replay costs what the run's own steps cost, so it is made only after new events and
     at most every 0.25 s, or four times as long as the last replay took: the count keeps up
-    while the display never takes more than a fifth of the run's time.
+    while the display never takes more than a fifth of the run's time. (rich's ``Live``
+    renders under its own lock, so two replays never overlap.) A display that did not see
+    the run begin (``from_start`` false: a resumed run, whose earlier events are in its
+    journal) cannot replay it, and shows the skipped calls at the end only.
     """
 
-    def __init__(self, plan: CompiledPlan, stream: TextIO, enabled: bool) -> None:
+    def __init__(self, plan: CompiledPlan, stream: TextIO, enabled: bool, *,
+                 from_start: bool = True) -> None:
         self.plan, self.stream, self.enabled = plan, stream, enabled
+        self._replays = enabled and from_start
         self.total = len(plan.nodes)
         self.done = self.failed = self.skipped = 0
         self.running: dict[int, float] = {}
@@ -74,7 +79,7 @@ class Progress:
 
     def observe(self, event: Any) -> None:
         """One run event: a call started, or finished (done, or failed when it raised)."""
-        if self.enabled:
+        if self._replays:
             self._events.append(event)
         if hasattr(event, "outcome"):
             self.running.pop(event.node, None)
@@ -89,7 +94,8 @@ class Progress:
     def _count_skipped(self) -> None:
         """Bring :attr:`skipped` up to the events seen, when a replay is due."""
         events = tuple(self._events)  # a copy: the run may add more meanwhile
-        if len(events) == self._counted or time.monotonic() < self._next_count:
+        if (not self._replays or len(events) == self._counted
+                or time.monotonic() < self._next_count):
             return
         started = time.monotonic()
         state = replay(self.plan, None, events)
