@@ -1,10 +1,10 @@
 """Did-you-mean hints for dangling references.
 
 The candidate paths (written by a visible call, or present in the context, so never a null
-one) are gathered once per instance, and every search of one check shares the graph's ``hint_budget``: each
-search compares the reference with every candidate, so a plan with thousands of dangling
-references against thousands of written paths would otherwise take minutes; past the
-budget a generic hint is given.
+one) are gathered once per instance, and every search of one check shares the graph's
+``hint_budget``: each search compares the reference with every candidate, so a plan with
+thousands of dangling references against thousands of written paths would otherwise take
+minutes; past the budget a generic hint is given.
 """
 
 from __future__ import annotations
