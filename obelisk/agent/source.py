@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from obelisk.agent.hooks import PlanVerdict
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.result import RunResult
-from obelisk.llm.base import Reply
+from obelisk.llm.base import Reply, Usage
+
+#: No tokens (a recorded solution's cost was paid already).
+NO_USAGE = Usage()
 
 
 class TickSource(Protocol):
@@ -25,8 +29,12 @@ class TickSource(Protocol):
         """The solution recorded for ``tick`` (no usage: it was paid for already), or None
         when the LLM must be asked."""
 
-    def record_solution(self, tick: int, solution: Any) -> None:
-        """Record the LLM's solution for ``tick``, before anything of the tick runs."""
+    def record_solution(self, tick: int, solution: Any, usage: Usage = NO_USAGE) -> None:
+        """Record the LLM's solution for ``tick`` and what it cost, on disk before anything
+        of the tick runs."""
+
+    def settle(self) -> None:
+        """Commit what the tick recorded so far (at a tick's end, before a review)."""
 
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
@@ -36,6 +44,34 @@ class TickSource(Protocol):
 
     def end(self, status: str, errors: int) -> None:
         """Record the run's end."""
+
+    def recorded_usage(self, tick: int) -> Usage:
+        """The tokens recorded for ``tick`` before this process (work replayed, not paid
+        again)."""
+
+    def record_usage(self, tick: int, usage: Usage) -> None:
+        """Record tokens paid during ``tick`` by a latent call or a delegate (with the
+        call's outcome)."""
+
+    def recorded_review(self, tick: int) -> PlanVerdict | None:
+        """What ``on_plan`` said about ``tick``'s plan (lazy mode), when recorded."""
+
+    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
+        """Record ``on_plan``'s verdict, before the plan runs."""
+
+    def recorded_calls(self, tick: int) -> list[Any] | None:
+        """The streamed calls of ``tick`` admitted before the stop (None: not streamed)."""
+
+    def record_admitted(self, tick: int, call: Any) -> None:
+        """Record a streamed call of ``tick`` as admitted, before it can start."""
+
+    def invoked(self, tick: int) -> tuple[int, ...]:
+        """The nodes of ``tick``'s plan recorded as invoked, in order (a dry run's mock
+        turns follow it)."""
+
+    def delegate(self, tick: int, key: str, to: str) -> AgentJournal:
+        """Where the delegate run by the call with idempotency key ``key`` of ``tick`` is
+        recorded."""
 
 
 class AgentJournal(Protocol):
