@@ -12,8 +12,8 @@ runs (or resumes) run ``R`` of journal DB and prints the final context and usage
 that edits tick 2's plan, counts its answers in ``OBELISK_TEST_REVIEWS`` and, with
 ``OBELISK_TEST_KILL_REVIEW=N``, is killed while its N-th answer is pending); ``dry`` (every
 tick a dry run on ``sequence`` mocks); ``delegate`` (tick 2 also delegates a call to an
-anonymous delegate, which runs a chain of five calls in its own first tick). Delegate answers
-are counted as ``d<tick>``.
+anonymous delegate, which runs a chain of five calls in its own first tick); ``stream``
+(each solution streamed, a call every 2 ms). Delegate answers are counted as ``d<tick>``.
 """
 
 from __future__ import annotations
@@ -89,6 +89,10 @@ def solution(request: Request) -> dict[str, Any]:
     text = request.render()
     if SUBTASK in text and "_delegate" not in text:  # the delegate's own request
         name, answer = _delegate_solution(text)
+    elif mode() == "stream" and _unfinished(text):
+        # A tick whose stream was cut resumed with the calls that had arrived: like an
+        # agent that sees what is missing, plan the rest of its chains again.
+        name, answer = "again", {"calls": _unfinished(text), "output": None}
     else:
         tick = tick_of(request)
         name = str(tick)
@@ -104,6 +108,32 @@ def solution(request: Request) -> dict[str, Any]:
     if os.environ.get("OBELISK_TEST_KILL_ANSWER") == str(_answered):
         os.kill(os.getpid(), signal.SIGKILL)
     return answer
+
+
+def _unfinished(text: str) -> list[dict[str, Any]]:
+    """The rest of each chain of the ticks the request shows that stopped short: from its
+    first step without a result whose previous step has a value (a chain that failed
+    stops for good)."""
+    calls = []
+    for tick in range(1, tick_of_text(text)):
+        chains: dict[int, list[dict[str, Any]]] = {}
+        for call in tick_calls(tick):
+            chains.setdefault(call["i"] // LENGTH, []).append(call)
+        for steps in chains.values():
+            for k, call in enumerate(steps):
+                name = call["_outputPath"].split(" ")[0].split(".")[1]
+                if f'"{name}"' in text:
+                    continue
+                prev = steps[k - 1]["_outputPath"].split(" ")[0].split(".")[1] if k else None
+                if prev is None or f'"{prev}":{{"n"' in "".join(text.split()):
+                    calls.extend(steps[k:])
+                break
+    return calls
+
+
+def tick_of_text(text: str) -> int:
+    """:func:`tick_of` of a request's text."""
+    return 1 + max((t for t in range(1, TICKS + 1) if f'"t{t}c' in text), default=0)
 
 
 _reviewed = 0
@@ -152,12 +182,16 @@ def options() -> dict[str, Any]:
         return {"mode": "lazy", "on_plan": review, "activities": acts.ACTIVITIES}
     if chosen == "dry":
         return {"mocks": mocks()}
+    if chosen == "stream":
+        return {"stream": True, "activities": acts.ACTIVITIES}
     return {"activities": acts.ACTIVITIES}
 
 
 def run(journal: Journal | None = None) -> Any:
     """The agent run (recorded in ``journal`` as run ``R`` when given)."""
-    return run_agent_sync(Context.of([]), ScriptedLLM(solution), tools=TOOLS,
+    # Streamed calls arrive slowly, so a kill can fall while the stream is open.
+    llm = ScriptedLLM(solution, delays=0.002 if mode() == "stream" else 0.0)
+    return run_agent_sync(Context.of([]), llm, tools=TOOLS,
                           max_ticks=TICKS + 2, clock=clock, **options(),
                           **({"journal": journal, "run_id": "R"} if journal else {}))
 

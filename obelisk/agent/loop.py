@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
@@ -70,7 +70,7 @@ from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor
 from obelisk.interpreters.mocks import Counts, Turn, check_mocks
 from obelisk.interpreters.result import RunResult
-from obelisk.llm.base import LLM, LLMError, Usage
+from obelisk.llm.base import LLM, LLMError, StreamItem, Usage
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
 
@@ -189,9 +189,6 @@ async def run_agent(
         stream=stream)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     if journal is not None:
-        if stream:
-            raise AgentError("a journaled agent run cannot stream yet: drop stream=True or "
-                             "the journal")
         recorded: dict[str, Any] = {
             "mode": None if mode is None else run_mode.value, "output_schema": output_schema,
             "max_ticks": max_ticks, "max_stalls": max_stalls, "approvals": approve is not None,
@@ -442,13 +439,17 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
     latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript,
                        on_usage=_paid(options, number))
     delegates = _delegates(options, tools, number)
+    journal = None if options.ticks is None else options.ticks.stream_tick(number)
     try:
+        # A recorded tick's stream is not asked again (it is replayed from the journal).
+        items = _no_items() if journal is not None and journal.steps else options.llm.stream(
+            request)
         streamed = await run_streamed(
-            options.llm.stream(request), context, compile_part,
+            items, context, compile_part,
             lambda solution: state.validators.solution_errors(request.schema_text, solution),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
-            on_start=on_start, timeout=options.timeout)
+            on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
         return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
     except NotImplementedError:
@@ -482,6 +483,12 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
         return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
                       end=(AgentStatus.CANCELLED, None, f"cancelled during tick {number}"))
     return _conclude(state, number, solution, streamed.output, ran, errors)
+
+
+async def _no_items() -> AsyncIterator[StreamItem]:
+    """An empty stream (a replayed tick reads none)."""
+    return
+    yield  # pragma: no cover - makes this an async generator
 
 
 def result_plan_nodes(result: RunResult) -> list[int]:

@@ -14,7 +14,10 @@ from typing import Any, Protocol
 from obelisk.agent.hooks import PlanVerdict
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
+from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import Reply, Usage
 
@@ -69,9 +72,48 @@ class TickSource(Protocol):
         """The nodes of ``tick``'s plan recorded as invoked, in order (a dry run's mock
         turns follow it)."""
 
+    def stream_tick(self, tick: int) -> StreamJournal:
+        """The journal of streamed tick ``tick``."""
+
     def delegate(self, tick: int, key: str, to: str) -> AgentJournal:
         """Where the delegate run by the call with idempotency key ``key`` of ``tick`` is
         recorded."""
+
+
+#: A recorded step of a streamed tick, in order: ``("admit", call)``, ``("event", event)``
+#: (Started, Decided, Finished) or ``("close", output)`` (the stream ended with ``output``).
+StreamStep = tuple[str, Any]
+
+
+class StreamJournal(Protocol):
+    """The journal of one streamed tick: what was recorded of it (to replay), and the
+    recording of what happens now."""
+
+    #: The tick's recorded steps (empty for a tick not seen before).
+    steps: list[StreamStep]
+
+    def follow(self, plan: CompiledPlan) -> None:
+        """The tick's plan as the replay rebuilt it (nothing is recorded)."""
+
+    def admitted(self, call: Any, plan: CompiledPlan) -> None:
+        """A call arrived and was admitted (``plan``: the run's plan with it): on disk
+        before it can start."""
+
+    def started(self, node: int) -> None:
+        """The machine started a batch of calls, ``node`` the first."""
+
+    def decided(self, event: RunEvent) -> None:
+        """The approval hook's verdict (a Decided event)."""
+
+    def invoke(self, invocation: Invocation) -> Outcome | None:
+        """A call is about to be invoked: record it and give it its idempotency key; or
+        its ``Interrupted`` outcome (an at-most-once call that was running at the stop)."""
+
+    def finished(self, event: RunEvent) -> None:
+        """A call's outcome (a Finished event)."""
+
+    def closed(self, solution: Any, usage: Usage) -> None:
+        """The stream ended: the whole solution and what it cost."""
 
 
 class AgentJournal(Protocol):

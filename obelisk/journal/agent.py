@@ -30,19 +30,24 @@ from obelisk.agent.hooks import (
 )
 from obelisk.agent.loop import run_agent
 from obelisk.agent.result import AgentResult
-from obelisk.agent.source import NO_USAGE
+from obelisk.agent.source import NO_USAGE, StreamStep
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
+from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.result import RunResult
-from obelisk.journal.codec import digest_of, dumps
+from obelisk.journal.codec import decode, digest_of, dumps
 from obelisk.journal.recorder import Journal, RunRecorder, utc_stamp
 from obelisk.journal.run import (
     _async_invoker,
+    _interrupted,
     _Session,
     _watched,
+    at_most_once,
     checked_header,
     replayed_session,
 )
@@ -135,6 +140,7 @@ class AgentRun:
         self.ended = any(r.kind is RecordKind.END and _status(r) not in _GOES_ON
                          for r in records)
         self._rows: dict[int, list[Record]] = {}
+        self._streamed: dict[int, list[Record]] = {}  # a streamed tick's rows, all kinds
         self._usage: dict[int, Usage] = {}
         self._reviews: dict[int, PlanVerdict] = {}
         self._admitted: dict[int, list[Any]] = {}
@@ -148,6 +154,8 @@ class AgentRun:
                 kind = record.kind
                 if kind in _TICK_ROWS:
                     self._rows.setdefault(tick, []).append(record)
+                    if tick in self._streamed:
+                        self._streamed[tick].append(record)
                     if kind is RecordKind.INVOKE and record.node is not None:
                         self._invoked.setdefault(tick, []).append(record.node)
                         keys[record.node] = record.data or ""
@@ -161,10 +169,13 @@ class AgentRun:
                     if record.node != tick:
                         keys = {}
                     tick = record.node
+                    if tick in self._streamed:
+                        self._streamed[tick].append(record)
                 elif kind is RecordKind.ADMIT:
                     if record.node != tick:
                         keys = {}
                     tick = record.node
+                    self._streamed.setdefault(tick, []).append(record)
                     self._admitted.setdefault(tick, []).append(json.loads(record.data or ""))
                 elif kind is RecordKind.USAGE:
                     paid = json.loads(record.data or "")
@@ -236,6 +247,14 @@ class AgentRun:
         """Record a streamed call of ``tick`` as admitted, on disk before it can start."""
         self.recorder.record(RecordKind.ADMIT, tick, dumps(call), commit=True)
 
+    def stream_tick(self, tick: int) -> StreamTick:
+        """The journal of streamed tick ``tick``: its recorded steps, and its recorder."""
+        rows = self._streamed.pop(tick, None)
+        if rows is None and self.recorder.has_solution(tick):  # a stream without calls
+            rows = [Record(0, RecordKind.SOLUTION, tick,
+                           dumps(self.recorder.recorded_solution(tick)))]
+        return StreamTick(self, tick, rows or [])
+
     def invoked(self, tick: int) -> tuple[int, ...]:
         """The nodes of ``tick``'s plan recorded as invoked, in the order they were."""
         return tuple(self._invoked.get(tick, ()))
@@ -280,6 +299,78 @@ class AgentRun:
         """Record the run's end (unless it had ended before this resume) and commit."""
         if not self.ended:
             self.recorder.ended(status, errors)
+
+
+class StreamTick:
+    """The journal of one streamed tick (the agent loop's
+    :class:`~obelisk.agent.source.StreamJournal`): its recorded steps, decoded, and the
+    recording of the rest of it into the run's recorder."""
+
+    def __init__(self, run: AgentRun, tick: int, rows: list[Record]) -> None:
+        self.run = run
+        self.tick = tick
+        recorder = run.recorder
+        recorder.begin_tick(tick, compile_plan([]))
+        self.steps: list[StreamStep] = []
+        calls: list[Any] = []
+        invoked: set[int] = set()
+        finished: set[int] = set()
+        try:
+            for record in rows:
+                if record.kind is RecordKind.ADMIT:
+                    calls.append(json.loads(record.data or ""))
+                    self.steps.append(("admit", calls[-1]))
+                elif record.kind is RecordKind.SOLUTION:
+                    self.steps.append(("close", json.loads(record.data or "")["output"]))
+                elif record.kind is RecordKind.INVOKE and record.node is not None:
+                    invoked.add(record.node)
+                else:
+                    if record.kind is RecordKind.FINISH and record.node is not None:
+                        finished.add(record.node)
+                    self.steps.extend(("event", e) for e in decode([record], run.journal.name))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalUnreadable(f"{run.journal.name}: run {run.run_id!r}: streamed tick "
+                                    f"{tick} does not decode ({exc!r})") from None
+        self.session = _Session(recorder, None, frozenset(invoked - finished), run.ended)
+        self._seen: set[int] = set()
+
+    def follow(self, plan: CompiledPlan) -> None:
+        """The tick's plan as replayed (its nodes name the keys of the calls run again)."""
+        self.run.recorder.plan = plan
+
+    def admitted(self, call: Any, plan: CompiledPlan) -> None:
+        """Record the call, on disk before it can start; follow the grown plan."""
+        self.run.recorder.plan = plan
+        self.run.recorder.record(RecordKind.ADMIT, self.tick, dumps(call), commit=True)
+
+    def started(self, node: int) -> None:
+        """Record that the machine started a batch (``node`` its first call)."""
+        self.run.recorder.record(RecordKind.START, node, None, commit=False)
+
+    def decided(self, event: RunEvent) -> None:
+        """Record the approval hook's verdict, on disk before the call runs."""
+        self.run.recorder(event)
+
+    def invoke(self, invocation: Invocation) -> Outcome | None:
+        """Record the invocation and give the call its idempotency key (or the Interrupted
+        outcome of an at-most-once call that was running at the stop)."""
+        stopped = _interrupted(self.session, invocation, self._seen)
+        if stopped is not None:
+            return stopped
+        invocation.call["_idempotencyKey"] = self.run.recorder.invoking(
+            invocation.node, commit=self.run.dry or at_most_once(invocation.tool))
+        return None
+
+    def finished(self, event: RunEvent) -> None:
+        """Record a call's outcome (and its date), on disk before the run goes on."""
+        self.run.recorder(event)
+
+    def closed(self, solution: Any, usage: Usage) -> None:
+        """Record the whole solution and its cost when the stream ended."""
+        paid = usage.input_tokens or usage.output_tokens
+        self.run.recorder.record_solution(self.tick, solution,
+                                          _usage_data(usage) if paid else None)
+        self.run.recorder.settle()
 
 
 class _Nested:
