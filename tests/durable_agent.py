@@ -96,8 +96,9 @@ def solution(request: Request) -> dict[str, Any]:
     else:
         tick = tick_of(request)
         name = str(tick)
-        if tick > TICKS:
-            answer = {"calls": [], "output": {"n": "†s.t1c0k4.n"}}
+        if tick > TICKS:  # (a dry run's echo mock returns the call's parameters)
+            answer = {"calls": [], "output": {"n": "†s.t1c0k4.i" if mode() == "dry"
+                                              else "†s.t1c0k4.n"}}
         else:
             calls = tick_calls(tick)
             if tick == 2 and mode() == "delegate":
@@ -191,8 +192,9 @@ def run(journal: Journal | None = None) -> Any:
     """The agent run (recorded in ``journal`` as run ``R`` when given)."""
     # Streamed calls arrive slowly, so a kill can fall while the stream is open.
     llm = ScriptedLLM(solution, delays=0.002 if mode() == "stream" else 0.0)
+    # A streamed tick cut short takes one more tick to plan the rest again.
     return run_agent_sync(Context.of([]), llm, tools=TOOLS,
-                          max_ticks=TICKS + 2, clock=clock, **options(),
+                          max_ticks=TICKS + (12 if mode() == "stream" else 2), clock=clock, **options(),
                           **({"journal": journal, "run_id": "R"} if journal else {}))
 
 
