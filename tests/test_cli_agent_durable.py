@@ -62,13 +62,32 @@ def test_agent_journal_then_resume_with_llm(files: dict[str, str]) -> None:
     assert code == 0 and json.loads(out)["output"] == 2
 
 
+def test_agent_journal_records_dry_and_streamed_runs(files: dict[str, str]) -> None:
+    # These were refused before they were recorded: a dry run on the file's mocks, and a
+    # streamed run; each resumes to its result, and the history shows what it recorded.
+    dry = pathlib.Path(files["agent"]).with_name("dry.json")
+    dry.write_text(json.dumps({"context": [], "tools": [acts.WORK],
+                               "mocks": {"work": {"return": {"n": 5}}}}))
+    code, out, err = run("agent", str(dry), "--llm", "script:" + files["one"],
+                         "--journal", files["db"], "--run", "D", "--json")
+    assert code == 1 and "journal: run D in" in err  # the script ran out at tick 2
+    code, out, err = run("resume", files["db"], "--run", "D", "--llm",
+                         "script:" + files["two"], "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == 5
+    code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                         "--activities", ACTS, "--stream", "--journal", files["db"],
+                         "--run", "S")
+    assert code == 1 and "journal: run S in" in err
+    code, out, _ = run("history", files["db"], "--run", "S")
+    assert code == 0 and "admit" in out and "streamed" in out and "tokens" in out
+    code, out, err = run("resume", files["db"], "--run", "S", "--llm",
+                         "script:" + files["two"], "--activities", ACTS, "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == 2
+
+
 def test_agent_journal_refusals(files: dict[str, str]) -> None:
-    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
-                       "--journal", files["db"])
-    assert code == 2 and "--journal records runs with --activities" in err
-    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
-                       "--activities", ACTS, "--stream", "--journal", files["db"])
-    assert code == 2 and "without --stream" in err
     run("agent", files["agent"], "--llm", "script:" + files["one"], "--activities", ACTS,
         "--journal", files["db"], "--run", "A")
     code, _, err = run("resume", files["db"], "--activities", ACTS)
