@@ -104,6 +104,7 @@ def resume_rate(folder: str, n: int = 10_000) -> tuple[int, float, float]:
 def replay_split(folder: str) -> tuple[float, float, float]:
     """Of a resume of the run ``resume_rate`` left: seconds reading the journal's rows,
     decoding them into run events, and replaying those through the machine."""
+    from obelisk.interpreters.common import gc_tuned
     from obelisk.interpreters.replay import replay_open
     from obelisk.journal.codec import decode
 
@@ -114,7 +115,8 @@ def replay_split(folder: str) -> tuple[float, float, float]:
         read = time.perf_counter()
         events = decode(records, journal.name)
         decoded = time.perf_counter()
-        replay_open(run.plan, run.context, events)
+        with gc_tuned():  # as resume does
+            replay_open(run.plan, run.context, events)
         return read - start, decoded - read, time.perf_counter() - decoded
 
 
