@@ -95,3 +95,22 @@ def test_agent_journal_refusals(files: dict[str, str]) -> None:
     code, _, err = run("resume", files["db"], "--llm", "script:" + files["two"],
                        "--interpreter", "asyncio")
     assert code == 2 and "resumes with the options it was recorded with" in err
+
+
+def test_a_lazy_run_reviewed_at_the_terminal_is_not_asked_again(
+        files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\n"))
+    code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                         "--activities", ACTS, "--mode", "lazy", "--approve",
+                         "--journal", files["db"], "--run", "L")
+    assert code == 1 and err.count("[a]pprove or [r]eject") == 1  # the script ran out
+    code, out, _ = run("history", files["db"], "--run", "L")
+    assert "on_plan approved the plan" in out
+    code, _, err = run("resume", files["db"], "--run", "L", "--llm", "script:" + files["two"],
+                       "--activities", ACTS)
+    assert code == 2 and "plan review hook" in err and "--approve" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nothing left to answer
+    code, out, err = run("resume", files["db"], "--run", "L", "--llm",
+                         "script:" + files["two"], "--activities", ACTS, "--approve", "--json")
+    assert code == 0, err
+    assert "[a]pprove" not in err and json.loads(out)["output"] == 2
