@@ -8,7 +8,8 @@ Prints, in one run:
 - the same plan with no-op activities: unjournaled vs ``batch`` (target: at most 2 times),
   and ``sync`` for information;
 - a 10,000-call run stopped at its midpoint, then resumed: events replayed per second
-  before the first activity runs again (target: at least 20,000);
+  before the first activity runs again (target: at least 20,000), and how that time splits
+  between reading and decoding the journal and replaying the events through the machine;
 - the journal's size for 1,000 and 10,000 calls (target: ratio at most 10).
 """
 
@@ -100,6 +101,25 @@ def resume_rate(folder: str, n: int = 10_000) -> tuple[int, float, float]:
     return events, first[0] - start, compiling
 
 
+def replay_split(folder: str) -> tuple[float, float, float]:
+    """Of a resume of the run ``resume_rate`` left: seconds reading the journal's rows,
+    decoding them into run events, and replaying those through the machine."""
+    from obelisk.interpreters.common import gc_tuned
+    from obelisk.interpreters.replay import replay_open
+    from obelisk.journal.codec import decode
+
+    with Journal.open(os.path.join(folder, "half.db")) as journal:
+        run = obelisk.recorded(journal, "R")
+        start = time.perf_counter()
+        records = list(journal.records("R"))
+        read = time.perf_counter()
+        events = decode(records, journal.name)
+        decoded = time.perf_counter()
+        with gc_tuned():  # as resume does
+            replay_open(run.plan, run.context, events)
+        return read - start, decoded - read, time.perf_counter() - decoded
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         thousand = plan(1000)
@@ -121,6 +141,9 @@ def main() -> None:
               f"replayed in {replaying:.3f} s, {events / replaying:,.0f} events/s "
               f"(target >= 20,000); with reading and compiling the plan ({compiling:.3f} s) "
               f"{seconds:.3f} s to the first activity")
+        reading, decoding, machine = replay_split(folder)
+        print(f"  of which: reading the rows {reading:.3f} s, decoding them {decoding:.3f} s, "
+              f"the machine's replay {machine:.3f} s")
         _, size_10k = journaled(plan(10_000), noop, "batch", folder, "noop-batch-10k.db")
         print(f"journal size: 1,000 calls {size_1k:,} bytes, 10,000 calls {size_10k:,} "
               f"bytes, ratio {size_10k / size_1k:.2f} (target <= 10)")

@@ -62,13 +62,32 @@ def test_agent_journal_then_resume_with_llm(files: dict[str, str]) -> None:
     assert code == 0 and json.loads(out)["output"] == 2
 
 
+def test_agent_journal_records_dry_and_streamed_runs(files: dict[str, str]) -> None:
+    # These were refused before they were recorded: a dry run on the file's mocks, and a
+    # streamed run; each resumes to its result, and the history shows what it recorded.
+    dry = pathlib.Path(files["agent"]).with_name("dry.json")
+    dry.write_text(json.dumps({"context": [], "tools": [acts.WORK],
+                               "mocks": {"work": {"return": {"n": 5}}}}))
+    code, out, err = run("agent", str(dry), "--llm", "script:" + files["one"],
+                         "--journal", files["db"], "--run", "D", "--json")
+    assert code == 1 and "journal: run D in" in err  # the script ran out at tick 2
+    code, out, err = run("resume", files["db"], "--run", "D", "--llm",
+                         "script:" + files["two"], "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == 5
+    code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                         "--activities", ACTS, "--stream", "--journal", files["db"],
+                         "--run", "S")
+    assert code == 1 and "journal: run S in" in err
+    code, out, _ = run("history", files["db"], "--run", "S")
+    assert code == 0 and "admit" in out and "streamed" in out and "tokens" in out
+    code, out, err = run("resume", files["db"], "--run", "S", "--llm",
+                         "script:" + files["two"], "--activities", ACTS, "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == 2
+
+
 def test_agent_journal_refusals(files: dict[str, str]) -> None:
-    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
-                       "--journal", files["db"])
-    assert code == 2 and "--journal records runs with --activities" in err
-    code, _, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
-                       "--activities", ACTS, "--stream", "--journal", files["db"])
-    assert code == 2 and "without --stream" in err
     run("agent", files["agent"], "--llm", "script:" + files["one"], "--activities", ACTS,
         "--journal", files["db"], "--run", "A")
     code, _, err = run("resume", files["db"], "--activities", ACTS)
@@ -76,3 +95,22 @@ def test_agent_journal_refusals(files: dict[str, str]) -> None:
     code, _, err = run("resume", files["db"], "--llm", "script:" + files["two"],
                        "--interpreter", "asyncio")
     assert code == 2 and "resumes with the options it was recorded with" in err
+
+
+def test_a_lazy_run_reviewed_at_the_terminal_is_not_asked_again(
+        files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\n"))
+    code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                         "--activities", ACTS, "--mode", "lazy", "--approve",
+                         "--journal", files["db"], "--run", "L")
+    assert code == 1 and err.count("[a]pprove or [r]eject") == 1  # the script ran out
+    code, out, _ = run("history", files["db"], "--run", "L")
+    assert "on_plan approved the plan" in out
+    code, _, err = run("resume", files["db"], "--run", "L", "--llm", "script:" + files["two"],
+                       "--activities", ACTS)
+    assert code == 2 and "plan review hook" in err and "--approve" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # nothing left to answer
+    code, out, err = run("resume", files["db"], "--run", "L", "--llm",
+                         "script:" + files["two"], "--activities", ACTS, "--approve", "--json")
+    assert code == 0, err
+    assert "[a]pprove" not in err and json.loads(out)["output"] == 2

@@ -192,10 +192,11 @@ def _tool_name(tool: dict[str, Any]) -> Any:
     return name.get("const") if isinstance(name, dict) else None
 
 
-#: Runs a delegate's agent loop: (context, tools, output schema, max ticks, delegation)
-#: -> the delegate's result (an :class:`~obelisk.agent.result.AgentResult`).
-RunDelegate = Callable[[list[Any], tuple[Any, ...], Any, "int | None", Delegation],
-                       Awaitable[Any]]
+#: Runs a delegate's agent loop: (context, tools, output schema, max ticks, delegation,
+#: the delegated call's idempotency key or None) -> the delegate's result (an
+#: :class:`~obelisk.agent.result.AgentResult`).
+RunDelegate = Callable[[list[Any], tuple[Any, ...], Any, "int | None", Delegation,
+                        "str | None"], Awaitable[Any]]
 
 
 class DelegateRunner:
@@ -226,7 +227,9 @@ class DelegateRunner:
         except DelegateError as exc:
             return Raised(exc.type, str(exc))
         context = delegate_context(saved.context, invocation, scoped_kinds(invocation.call))
-        result = await self.run(context, saved.tools, saved.schema, saved.max_ticks, nested)
+        key = invocation.call.get("_idempotencyKey")  # set when the run is journaled
+        result = await self.run(context, saved.tools, saved.schema, saved.max_ticks, nested,
+                                key if isinstance(key, str) else None)
         self.usage = self.usage + result.usage
         if self.on_result is not None:
             self.on_result(nested.chain, result)

@@ -13,7 +13,7 @@ When the call's ``_outputPath`` has two or more alternatives the answer is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
@@ -44,8 +44,10 @@ class LLMLatent:
     """
 
     def __init__(self, llm: LLM, plan: CompiledPlan, context: Context,
-                 transcript: Transcript | None = None) -> None:
+                 transcript: Transcript | None = None, *,
+                 on_usage: Callable[[Usage], None] | None = None) -> None:
         self.llm = llm
+        self.on_usage = on_usage  # told each answer's cost (a journal records it)
         self.plan = plan
         self.context = context
         self.transcript = transcript
@@ -62,6 +64,8 @@ class LLMLatent:
                                        alternatives=alternatives, transcript=self.transcript)
         reply = await self.llm.latent(request)
         self.usage = self.usage + reply.usage
+        if self.on_usage is not None:
+            self.on_usage(reply.usage)
         return outcome_of_answer(reply.value, alternatives)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
@@ -56,19 +56,21 @@ from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.source import AgentJournal, TickSource
 from obelisk.agent.stream import run_streamed
+from obelisk.compiler.nodes import Node
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.values import thaw
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE, example_of_tool
 from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor
-from obelisk.interpreters.mocks import Counts, check_mocks
+from obelisk.interpreters.mocks import Counts, Turn, check_mocks
 from obelisk.interpreters.result import RunResult
-from obelisk.llm.base import LLM, LLMError, Usage
+from obelisk.llm.base import LLM, LLMError, StreamItem, Usage
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
 
@@ -187,15 +189,21 @@ async def run_agent(
         stream=stream)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     if journal is not None:
-        if stream or mocks is not None or on_plan is not None:
-            # Streamed ticks and plan reviews have no hook the journal can record yet.
-            raise AgentError("a journaled agent run cannot stream, review plans (on_plan) or "
-                             "run on mocks yet: drop stream=True, on_plan and mocks, or the "
-                             "journal")
-        ticks = journal.agent_source(run_id, ctx, options.tools, {
+        recorded: dict[str, Any] = {
             "mode": None if mode is None else run_mode.value, "output_schema": output_schema,
             "max_ticks": max_ticks, "max_stalls": max_stalls, "approvals": approve is not None,
-            "instances": instances, "max_concurrency": max_concurrency, "timeout": timeout})
+            "instances": instances, "max_concurrency": max_concurrency, "timeout": timeout}
+        # Only options that differ from the default are added, so a run recorded before
+        # they existed keeps its header (and its digest).
+        if on_plan is not None:
+            recorded["on_plan"] = True
+        if mocks is not None:
+            recorded["mocks"] = dict(mocks)
+            recorded["latent_tools"] = (None if latent_tools is None
+                                        else sorted(options.latent_tools or ()))
+        if stream:
+            recorded["stream"] = True
+        ticks = journal.agent_source(run_id, ctx, options.tools, recorded)
         options = evolve(options, ticks=ticks)
         result = await _loop(ctx, run_mode, options)
         ticks.end(result.status.value, sum(1 for m in result.context.messages
@@ -216,6 +224,9 @@ async def _loop(ctx: Context, run_mode: Mode, options: _Options) -> AgentResult:
         except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)
             return AgentResult(state.context, AgentStatus.CANCELLED, None, pvector(ticks),
                                f"cancelled during tick {number}")
+        if options.ticks is not None:  # what replayed work cost when it was first done
+            options.ticks.settle()
+            tick = evolve(tick, usage=tick.usage + options.ticks.recorded_usage(number))
         ticks.append(tick)
         if observer is not None:
             added = state.context.messages[before:]
@@ -270,7 +281,7 @@ async def _tick(state: _Loop, number: int, mode: Mode,
             return _Loop(context, transcript, state.validators), Tick(number, None), (
                 AgentStatus.FAILED, None, str(exc))
         if options.ticks is not None:
-            options.ticks.record_solution(number, reply.value)
+            options.ticks.record_solution(number, reply.value, reply.usage)
     solution = reply.value
     state = _Loop(context, transcript, state.validators)
     problems = state.validators.solution_errors(request.schema_text, solution)
@@ -332,15 +343,16 @@ async def _run_calls(calls: list[Any], state: _Loop, number: int, solution: Any,
     """Compile the calls, ask ``on_plan`` in lazy mode, and run the plan."""
     context = state.context
     registry = merge_tools(options.tools, [thaw(t) for t in state.transcript.tools])
-    compiled, verdict = await _compile(calls, registry, context, mode, options)
+    compiled, verdict = await _compile(calls, registry, context, mode, options, number)
     if isinstance(verdict, RejectPlan):
         return evolve(ran, rejected=error_message("Denied", verdict.reason))
     edited = isinstance(verdict, EditPlan)
     if isinstance(verdict, EditPlan):
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
-    latent = LLMLatent(options.llm, compiled, context, state.transcript)
-    delegates = _delegates(options, (*options.tools, *state.transcript.tools))
+    latent = LLMLatent(options.llm, compiled, context, state.transcript,
+                       on_usage=_paid(options, number))
+    delegates = _delegates(options, (*options.tools, *state.transcript.tools), number)
     result = await _run(compiled, context, latent, options, delegates, number)
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
@@ -380,15 +392,32 @@ def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Contex
 
 
 async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
-                   options: _Options) -> tuple[CompiledPlan, PlanVerdict]:
-    """The compiled plan and, in lazy mode, what ``on_plan`` said about it."""
+                   options: _Options, number: int) -> tuple[CompiledPlan, PlanVerdict]:
+    """The compiled plan and, in lazy mode, what ``on_plan`` said about it (a recorded
+    verdict is not asked again; a new one is recorded before the plan runs)."""
     compiled = _compile_calls(calls, registry, context, mode, options)
     if mode is not Mode.LAZY or options.on_plan is None:
         return compiled, ApprovePlan()
+    verdict = None if options.ticks is None else options.ticks.recorded_review(number)
+    if verdict is not None:
+        return compiled, verdict
+    if options.ticks is not None:  # the solution is on disk before anyone is asked
+        options.ticks.settle()
     answer = options.on_plan(compiled)
     if isinstance(answer, Awaitable):
         answer = await answer
-    return compiled, plan_verdict(answer)
+    verdict = plan_verdict(answer)
+    if options.ticks is not None:
+        options.ticks.record_review(number, verdict)
+    return compiled, verdict
+
+
+def _paid(options: _Options, number: int) -> Callable[[Usage], None] | None:
+    """Records what a latent call or a delegate of tick ``number`` cost (journaled runs)."""
+    ticks = options.ticks
+    if ticks is None:
+        return None
+    return lambda usage: ticks.record_usage(number, usage)
 
 
 async def _streamed_tick(state: _Loop, number: int, request: Any,
@@ -407,15 +436,20 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
         if options.observer is not None:
             options.observer(CallStarted(number, call, seen, is_open))
 
-    latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript)
-    delegates = _delegates(options, tools)
+    latent = LLMLatent(options.llm, compile_part([], True), context, state.transcript,
+                       on_usage=_paid(options, number))
+    delegates = _delegates(options, tools, number)
+    journal = None if options.ticks is None else options.ticks.stream_tick(number)
     try:
+        # A recorded tick's stream is not asked again (it is replayed from the journal).
+        items = _no_items() if journal is not None and journal.steps else options.llm.stream(
+            request)
         streamed = await run_streamed(
-            options.llm.stream(request), context, compile_part,
+            items, context, compile_part,
             lambda solution: state.validators.solution_errors(request.schema_text, solution),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
-            on_start=on_start, timeout=options.timeout)
+            on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
         return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
     except NotImplementedError:
@@ -451,16 +485,27 @@ async def _streamed_tick(state: _Loop, number: int, request: Any,
     return _conclude(state, number, solution, streamed.output, ran, errors)
 
 
+async def _no_items() -> AsyncIterator[StreamItem]:
+    """An empty stream (a replayed tick reads none)."""
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
 def result_plan_nodes(result: RunResult) -> list[int]:
     """Each node's call index, by node id."""
     return [node.index for node in result.plan.nodes]
 
 
-def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
-    """The tick's delegate executor: a nested :func:`run_agent` with the same adapter."""
+def _delegates(options: _Options, tools: Iterable[Any], number: int) -> DelegateRunner:
+    """The tick's delegate executor: a nested :func:`run_agent` with the same adapter
+    (recorded in the run's journal, under the delegated call's idempotency key, when the
+    run is journaled)."""
+    ticks = options.ticks
 
     async def run(context: list[Any], saved_tools: tuple[Any, ...], schema: Any,
-                  max_ticks: int | None, nested: Delegation) -> AgentResult:
+                  max_ticks: int | None, nested: Delegation, key: str | None) -> AgentResult:
+        journal = None if ticks is None or key is None else ticks.delegate(
+            number, key, nested.chain[-1])
         return await run_agent(
             context, options.llm, tools=saved_tools, activities=options.activities,
             output_schema=schema, max_ticks=max_ticks or options.max_ticks,
@@ -468,7 +513,8 @@ def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
             max_concurrency=options.max_concurrency, timeout=options.timeout,
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
-            observer=passed_on, _chain=nested.chain)
+            observer=passed_on, journal=journal, run_id=None if journal is None else key,
+            _chain=nested.chain)
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.
@@ -482,10 +528,11 @@ def _delegates(options: _Options, tools: Iterable[Any]) -> DelegateRunner:
     return DelegateRunner(options.delegation, tuple(thaw(t) for t in tools), run, ended)
 
 
-def registry_of(options: _Options, latent: LLMLatent, delegates: DelegateRunner) -> Registry:
+def registry_of(options: _Options, latent: LLMLatent, delegates: DelegateRunner,
+                counts: Counts | None = None) -> Registry:
     """What a tick's calls run with: activities (or mocks), the LLM, delegates."""
     if options.mocks is not None:
-        return Registry(mocks=options.mocks, counts=Counts(), example=example_of_tool,
+        return Registry(mocks=options.mocks, counts=counts or Counts(), example=example_of_tool,
                         latent_executor=latent, latent_tools=options.latent_tools,
                         delegate_executor=delegates)
     return Registry(activities=options.activities, latent_executor=latent,
@@ -496,12 +543,41 @@ async def _run(plan: CompiledPlan, context: Context, latent: LLMLatent,
                options: _Options, delegates: DelegateRunner, number: int) -> RunResult:
     """Run one tick's plan through the asyncio interpreter, keeping going past invalid
     calls; with mocks, as a dry run (latent calls without a mock still go to the LLM)."""
-    registry = registry_of(options, latent, delegates)
     if options.ticks is not None:
+        # A resumed dry run gives each call the mock turn it had: the turns follow the
+        # recorded invocations, and a call invoked again keeps its own.
+        registry = registry_of(options, latent, delegates,
+                               _Turns(plan, options.ticks.invoked(number)))
         return await options.ticks.run_tick(
             number, plan, context, async_executor(plan, registry), options.approve,
             options.clock, max_concurrency=options.max_concurrency, timeout=options.timeout)
+    registry = registry_of(options, latent, delegates)
     return await drive_async(plan, context, async_executor(plan, registry), options.approve,
                              options.clock, max_concurrency=options.max_concurrency,
                              timeout=options.timeout, isolate_invalid=True)
+
+
+class _Turns(Counts):
+    """Mock turns fixed per node: seeded with the nodes already invoked (in order), and a
+    node invoked again takes the turn it had."""
+
+    def __init__(self, plan: CompiledPlan, invoked: Iterable[int]) -> None:
+        super().__init__()
+        self._turns: dict[int, tuple[int, int]] = {}
+        for node in invoked:
+            self._turn(plan.nodes[node])
+
+    def _turn(self, node: Node) -> tuple[int, int]:
+        if node.id not in self._turns:
+            tool, instance = node.tool, node.instance
+            self._turns[node.id] = (self.per_tool.get(tool, 0),
+                                    self.per_instance.get((tool, instance), 0))
+            self.per_tool[tool] = self._turns[node.id][0] + 1
+            self.per_instance[(tool, instance)] = self._turns[node.id][1] + 1
+        return self._turns[node.id]
+
+    def next(self, node: Node, invocation: Invocation) -> Turn:
+        """The turn of this invocation: the node's own when it had one."""
+        rank, instance_rank = self._turn(node)
+        return Turn(node, invocation, rank, instance_rank)
 

@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from obelisk.agent.hooks import PlanVerdict
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
+from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.result import RunResult
-from obelisk.llm.base import Reply
+from obelisk.llm.base import Reply, Usage
+
+#: No tokens (a recorded solution's cost was paid already).
+NO_USAGE = Usage()
 
 
 class TickSource(Protocol):
@@ -25,8 +32,12 @@ class TickSource(Protocol):
         """The solution recorded for ``tick`` (no usage: it was paid for already), or None
         when the LLM must be asked."""
 
-    def record_solution(self, tick: int, solution: Any) -> None:
-        """Record the LLM's solution for ``tick``, before anything of the tick runs."""
+    def record_solution(self, tick: int, solution: Any, usage: Usage = NO_USAGE) -> None:
+        """Record the LLM's solution for ``tick`` and what it cost, on disk before anything
+        of the tick runs."""
+
+    def settle(self) -> None:
+        """Commit what the tick recorded so far (at a tick's end, before a review)."""
 
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
@@ -36,6 +47,73 @@ class TickSource(Protocol):
 
     def end(self, status: str, errors: int) -> None:
         """Record the run's end."""
+
+    def recorded_usage(self, tick: int) -> Usage:
+        """The tokens recorded for ``tick`` before this process (work replayed, not paid
+        again)."""
+
+    def record_usage(self, tick: int, usage: Usage) -> None:
+        """Record tokens paid during ``tick`` by a latent call or a delegate (with the
+        call's outcome)."""
+
+    def recorded_review(self, tick: int) -> PlanVerdict | None:
+        """What ``on_plan`` said about ``tick``'s plan (lazy mode), when recorded."""
+
+    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
+        """Record ``on_plan``'s verdict, before the plan runs."""
+
+    def recorded_calls(self, tick: int) -> list[Any] | None:
+        """The streamed calls of ``tick`` admitted before the stop (None: not streamed)."""
+
+    def record_admitted(self, tick: int, call: Any) -> None:
+        """Record a streamed call of ``tick`` as admitted, before it can start."""
+
+    def invoked(self, tick: int) -> tuple[int, ...]:
+        """The nodes of ``tick``'s plan recorded as invoked, in order (a dry run's mock
+        turns follow it)."""
+
+    def stream_tick(self, tick: int) -> StreamJournal:
+        """The journal of streamed tick ``tick``."""
+
+    def delegate(self, tick: int, key: str, to: str) -> AgentJournal:
+        """Where the delegate run by the call with idempotency key ``key`` of ``tick`` is
+        recorded."""
+
+
+#: A recorded step of a streamed tick, in order: ``("admit", call)``, ``("event", event)``
+#: (Started, Decided, Finished) or ``("close", output)`` (the stream ended with ``output``).
+StreamStep = tuple[str, Any]
+
+
+class StreamJournal(Protocol):
+    """The journal of one streamed tick: what was recorded of it (to replay), and the
+    recording of what happens now."""
+
+    #: The tick's recorded steps (empty for a tick not seen before).
+    steps: list[StreamStep]
+
+    def follow(self, plan: CompiledPlan) -> None:
+        """The tick's plan as the replay rebuilt it (nothing is recorded)."""
+
+    def admitted(self, call: Any, plan: CompiledPlan) -> None:
+        """A call arrived and was admitted (``plan``: the run's plan with it): on disk
+        before it can start."""
+
+    def started(self, node: int) -> None:
+        """The machine started a batch of calls, ``node`` the first."""
+
+    def decided(self, event: RunEvent) -> None:
+        """The approval hook's verdict (a Decided event)."""
+
+    def invoke(self, invocation: Invocation) -> Outcome | None:
+        """A call is about to be invoked: record it and give it its idempotency key; or
+        its ``Interrupted`` outcome (an at-most-once call that was running at the stop)."""
+
+    def finished(self, event: RunEvent) -> None:
+        """A call's outcome (a Finished event)."""
+
+    def closed(self, solution: Any, usage: Usage) -> None:
+        """The stream ended: the whole solution and what it cost."""
 
 
 class AgentJournal(Protocol):

@@ -29,12 +29,13 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from obelisk.agent.source import StreamJournal, StreamStep
 from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import outcome_of_exception
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.events import Admitted, Closed, Decided, Finished, RunEvent, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
 from obelisk.interpreters.machine import (
     RunState,
@@ -47,6 +48,7 @@ from obelisk.interpreters.machine import (
     finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.replay import Replayed, replay_open
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
 
@@ -94,6 +96,7 @@ async def run_streamed(
     on_plan: Callable[[CompiledPlan], None] | None = None,
     on_start: Callable[[int, int, bool], None] | None = None,
     timeout: float | None = None,
+    journal: StreamJournal | None = None,
 ) -> StreamedRun:
     """Run the calls of a streamed solution as they arrive (see the module docstring).
 
@@ -102,19 +105,37 @@ async def run_streamed(
     always see the newest plan); ``on_plan`` is told each admitted plan (the latent
     executor follows it); ``on_start(call, seen, open)`` each call that starts;
     ``timeout`` (seconds) bounds each call, as in :func:`obelisk.run_async`.
+
+    ``journal`` records the tick (each call admitted before it can start, each start,
+    verdict, invocation and outcome, then the whole solution). A tick it holds steps of is
+    replayed first (:func:`_replay`) and ``items`` is not read: the stream of a tick that
+    stopped is not asked again, so the tick goes on with the calls recorded and a null
+    output (or the recorded output when its stream had ended).
     """
-    run = _Streamed(begin(compile_part([], True), context, isolate_invalid=True, open=True))
+    initial = compile_part([], True)
+    run = _Streamed(begin(initial, context, isolate_invalid=True, open=True))
     run.timeout = timeout
-    reader = asyncio.create_task(_read(items, run.queue))
+    run.journal = journal
+    if journal is not None and journal.steps:
+        replayed = _replay(run, initial, context, journal.steps, compile_part, problems,
+                           on_plan, approvals=approve is not None)
+        if run.open:
+            run.queue.put_nowait(("output", StreamedOutput(None)))
+            run.queue.put_nowait(("closed", None))
+        reader: asyncio.Task[None] | None = None
+        await _pick_up(run, replayed, registry, approve)
+    else:
+        reader = asyncio.create_task(_read(items, run.queue))
     try:
         await _loop(run, compile_part, problems, registry, clock, approve, on_plan, on_start)
     except BaseException:
-        reader.cancel()
-        for task in run.tasks.values():
+        waiting = [*run.tasks.values(), *([reader] if reader is not None else [])]
+        for task in waiting:
             task.cancel()
-        await asyncio.gather(reader, *run.tasks.values(), return_exceptions=True)
+        await asyncio.gather(*waiting, return_exceptions=True)
         raise
-    await reader
+    if reader is not None:
+        await reader
     result = finish(run.state)
     if run.problems:  # calls never started are not cancelled by anyone: they never ran
         result = evolve(result, status=RunStatus.COMPLETED)
@@ -138,6 +159,7 @@ class _Streamed:
         self.started: dict[int, float] = {}
         self.open = True
         self.timeout: float | None = None
+        self.journal: StreamJournal | None = None
 
 
 async def _read(items: AsyncIterator[StreamItem], queue: asyncio.Queue[tuple[str, Any]]) -> None:
@@ -177,11 +199,26 @@ async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
         else:  # a call finished
             node, outcome = value
             run.tasks.pop(node, None)
-            run.state = complete(run.state, node, outcome, clock())
+            date = clock()
+            if run.journal is not None:
+                run.journal.finished(Finished(node, outcome, date))
+            run.state = complete(run.state, node, outcome, date)
 
 
 def _admit(run: _Streamed, call: Any, compile_part: CompilePart, problems: Problems,
            on_plan: Callable[[CompiledPlan], None] | None) -> None:
+    plan = _admitted(run, call, compile_part, problems)
+    if run.journal is not None:
+        run.journal.admitted(call, plan)
+    run.state = admit(run.state, plan)
+    if on_plan is not None:
+        on_plan(plan)
+
+
+def _admitted(run: _Streamed, call: Any, compile_part: CompilePart,
+              problems: Problems) -> CompiledPlan:
+    """The run's plan with ``call`` (checked against its branch of the solution schema);
+    notes the late writers it adds."""
     run.calls.append(call)
     first_new = len(run.state.plan.nodes)
     plan = compile_part(run.calls, True)
@@ -193,18 +230,62 @@ def _admit(run: _Streamed, call: Any, compile_part: CompilePart, problems: Probl
                                     "its branch of the solution schema: " + text)
             plan = evolve(plan, invalid=plan.invalid.set(node.id, (found,)))
     run.late.extend(late_writers(plan, run.state, first_new))
-    run.state = admit(run.state, plan)
-    if on_plan is not None:
-        on_plan(plan)
+    return plan
 
 
 def _close(run: _Streamed, compile_part: CompilePart, problems: Problems,
            on_plan: Callable[[CompiledPlan], None] | None) -> None:
     run.open = False
+    if run.journal is not None:
+        run.journal.closed({"calls": list(run.calls), "output": run.output}, run.usage)
     run.problems = problems({"calls": run.calls, "output": run.output})
     if run.problems:
         return  # nothing more starts; what runs finishes
     run.state = close(run.state)
+
+
+def _replay(run: _Streamed, initial: CompiledPlan, context: Context, steps: list[StreamStep],
+            compile_part: CompilePart, problems: Problems,
+            on_plan: Callable[[CompiledPlan], None] | None, *, approvals: bool) -> Replayed:
+    """Rebuild a recorded streamed tick through the machine (``replay_open``): each
+    admitted call compiled as it was, the recorded starts, verdicts and outcomes, and the
+    close when its stream had ended. Late writers are found as the run found them, against
+    the state before each admission (replayed again to it: a tick has tens of calls)."""
+    events: list[RunEvent] = []
+    for kind, value in steps:
+        if kind == "admit":
+            run.state = replay_open(initial, context, events, isolate_invalid=True,
+                                    open=True, approvals=approvals).state
+            plan = _admitted(run, value, compile_part, problems)
+            events.append(Admitted(plan))
+            if on_plan is not None:
+                on_plan(plan)
+        elif kind == "close":
+            run.open, run.output = False, value
+            run.problems = problems({"calls": run.calls, "output": run.output})
+            if not run.problems:
+                events.append(Closed())
+        else:
+            events.append(value)
+    replayed = replay_open(initial, context, events, isolate_invalid=True, open=True,
+                           approvals=approvals)
+    run.state = replayed.state
+    if run.journal is not None:
+        run.journal.follow(run.state.plan)
+    return replayed
+
+
+async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
+                   approve: Callable[[dict[str, Any]], Any] | None) -> None:
+    """Go on from a replay: calls that were running run again (the journal gives them
+    their idempotency keys, or an at-most-once one its Interrupted outcome); calls that
+    waited for the approval hook are asked again."""
+    if run.problems:
+        return  # the solution was invalid: calls not started never start
+    for invocation in replayed.running:
+        run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
+    for invocation in replayed.undecided:
+        await _decide_and_start(run, registry, approve, invocation, None)
 
 
 async def _start_ready(run: _Streamed, registry: Registry,
@@ -214,24 +295,40 @@ async def _start_ready(run: _Streamed, registry: Registry,
         run.state, ready = advance(run.state)
         if not ready:
             return
+        if run.journal is not None:
+            run.journal.started(ready[0].node)
         for invocation in ready:
-            if approve is not None:
-                answer = approve(dict(invocation.call))
-                if inspect.isawaitable(answer):
-                    answer = await answer
-                run.state, next_step = decide(run.state, invocation, as_verdict(answer))
-                if next_step is None:
-                    continue
-                invocation = next_step
-            call = run.state.plan.nodes[invocation.node].index
-            run.started[call] = time.monotonic()
-            if on_start is not None:
-                on_start(call, len(run.calls), run.open)
-            run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
+            await _decide_and_start(run, registry, approve, invocation, on_start)
+
+
+async def _decide_and_start(run: _Streamed, registry: Registry,
+                            approve: Callable[[dict[str, Any]], Any] | None,
+                            invocation: Invocation,
+                            on_start: Callable[[int, int, bool], None] | None) -> None:
+    if approve is not None:
+        answer = approve(dict(invocation.call))
+        if inspect.isawaitable(answer):
+            answer = await answer
+        verdict = as_verdict(answer)
+        if run.journal is not None:
+            run.journal.decided(Decided(invocation.node, verdict))
+        run.state, next_step = decide(run.state, invocation, verdict)
+        if next_step is None:
+            return
+        invocation = next_step
+    call = run.state.plan.nodes[invocation.node].index
+    run.started[call] = time.monotonic()
+    if on_start is not None:
+        on_start(call, len(run.calls), run.open)
+    run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
 
 
 async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> None:
     try:
+        stopped = None if run.journal is None else run.journal.invoke(invocation)
+        if stopped is not None:
+            run.queue.put_nowait(("done", (invocation.node, stopped)))
+            return
         execution = choose_executor(run.state.plan, invocation, registry)
         outcome: Outcome = await asyncio.wait_for(execute_async(execution, invocation),
                                                   run.timeout)

@@ -22,9 +22,10 @@ instead. ``--approve`` asks
 before each call in eager mode, and before each plan in lazy mode (after showing it).
 Exit 0 when the run completed, 1 for any other status, 2 for bad input.
 
-``--journal RUN.db`` records the run (it needs ``--activities``; streaming and lazy-mode
-``--approve`` are not recorded yet): ``obelisk resume RUN.db --llm SPEC --activities ...``
-continues it after a crash without asking the LLM again for a recorded tick.
+``--journal RUN.db`` records the run (a dry run on the file's mocks, a streamed one, a lazy
+one whose plans ``--approve`` reviews, and the delegates' own ticks too): ``obelisk resume
+RUN.db --llm SPEC --activities ...`` continues it after a crash without asking the LLM
+again for a recorded tick, nor ``--approve`` again for a recorded answer.
 """
 
 from __future__ import annotations
@@ -241,9 +242,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
     if args.journal:
-        if activities is None or args.stream or (lazy and args.approve):
-            raise InputError("--journal records runs with --activities, without --stream and "
-                             "without --approve in lazy mode (the others are not recorded yet)")
         run_id = args.run_id or uuid.uuid4().hex
         print(f"journal: run {run_id} in {args.journal}", file=err)
         with open_journal(args.journal, args.durability) as journal:

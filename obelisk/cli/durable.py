@@ -29,7 +29,7 @@ from obelisk import (
     resume_async,
 )
 from obelisk.agent import AgentError
-from obelisk.cli.agent import make_llm, print_result, tick_printer
+from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
 from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
 from obelisk.cli.safe import inert, json_text
@@ -109,11 +109,14 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     llm = make_llm(args.llm, args.base_url)
     activities = load_activities(args.activities) if args.activities else {}
     print(f"journal: resuming agent run {run.header.run_id} of {args.journal}", file=err)
-    approve = terminal_approval(out, err)[0] if args.approve else None
+    # In lazy mode --approve reviews each whole plan (on_plan), as ``obelisk agent`` does.
+    reviews = bool(run.options.get("on_plan"))
+    approve = terminal_approval(out, err)[0] if args.approve and not reviews else None
+    on_plan = plan_prompt(err) if args.approve and reviews else None
     try:
         result = asyncio.run(resume_agent(
             journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
-            observer=None if args.json else tick_printer(out)))
+            on_plan=on_plan, observer=None if args.json else tick_printer(out)))
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
@@ -185,6 +188,19 @@ def _detail(row: Mapping[str, Any]) -> str:
             return _short(row["verdict"])
         case "solution":
             return _short(row["solution"])
+        case "admit":
+            return "streamed " + _short(row["call"])
+        case "review":
+            verdict = row["verdict"]
+            return {"approve": "on_plan approved the plan",
+                    "reject": f"on_plan rejected the plan: {verdict.get('reason')}",
+                    }.get(verdict["verdict"], "on_plan edited the plan: "
+                          + _short(verdict.get("calls")))
+        case "usage":
+            usage = row["usage"]
+            return f"tokens {usage['input_tokens']:,} in, {usage['output_tokens']:,} out"
+        case "delegate":
+            return f"delegated: its run is {row['run']} (history --run ID)"
         case "end":
             return f"{row['status']}, {plural(row['errors'], 'error message')}"
         case "resume":

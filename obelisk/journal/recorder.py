@@ -72,9 +72,11 @@ class Journal:
         return self.store.runs()
 
     def run_header(self, run_id: str | None) -> RunHeader:
-        """The header of ``run_id`` (None: the newest run); raises JournalUnreadable."""
+        """The header of ``run_id`` (None: the newest run that is not a delegate's: a
+        delegate's run is recorded inside the run that delegated); raises
+        JournalUnreadable."""
         if run_id is None:
-            runs = self.runs()
+            runs = [h for h in self.runs() if not is_delegate(h)]
             if not runs:
                 raise JournalUnreadable(f"{self.name}: the journal holds no run")
             return runs[-1]
@@ -95,6 +97,16 @@ class Journal:
         from obelisk.journal.agent import open_agent_run  # the agent module imports this one
 
         return open_agent_run(self, run_id, context, tools, options)
+
+
+def is_delegate(header: RunHeader) -> bool:
+    """True for the run of a delegate (its header names the run that delegated)."""
+    if '"parent":' not in header.header:  # the cheap test first: most runs are not
+        return False
+    try:
+        return "parent" in json.loads(header.header)["options"]
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: int = 0,
@@ -123,9 +135,10 @@ class RunRecorder:
     """
 
     def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
-                 tick: int = 0, chain: tuple[str, ...] = ()) -> None:
+                 tick: int = 0, chain: tuple[str, ...] = (), key_run: str | None = None) -> None:
         self.journal = journal
         self.run_id = run_id
+        self.key_run = key_run or run_id  # the run id in idempotency keys
         self.plan = plan
         self.tick = tick
         self.chain = chain
@@ -137,6 +150,7 @@ class RunRecorder:
         self._failure: BaseException | None = None
         self._solutions: dict[int, str] = {}
         self._last: RecordKind | None = None  # the kind of the last run event recorded
+        self._after: list[tuple[RecordKind, int | None, str | None]] = []
 
     # -- writing ---------------------------------------------------------------------
 
@@ -145,8 +159,13 @@ class RunRecorder:
         with self._lock:
             if self._failure is not None:
                 raise self._failure  # a batch commit failed: the run must not go on
+            if self._after and kind is RecordKind.SOLUTION:  # the previous tick's, first
+                self._add_after()
             self._pending.append(Record(self._seq, kind, node, data))
             self._seq += 1
+            if self._after and kind is not RecordKind.SOLUTION:
+                self._add_after()
+                commit = True
             if self._sync:
                 if commit:
                     self._flush_locked()
@@ -156,6 +175,12 @@ class RunRecorder:
                 self._timer = threading.Timer(BATCH_SECONDS, self._timed_flush)
                 self._timer.daemon = True
                 self._timer.start()
+
+    def _add_after(self) -> None:
+        for row in self._after:
+            self._pending.append(Record(self._seq, *row))
+            self._seq += 1
+        self._after.clear()
 
     def _flush_locked(self) -> None:
         if self._timer is not None:
@@ -172,6 +197,21 @@ class RunRecorder:
                 self._flush_locked()
             except BaseException as exc:  # noqa: BLE001 - reported to the run's thread
                 self._failure = exc
+
+    def record(self, kind: RecordKind, node: int | None, data: str | None, *,
+               commit: bool) -> None:
+        """Record one row of the agent loop's own (``commit``: on disk before returning,
+        at ``sync``; else with the next committed row)."""
+        self._add(kind, node, data, commit=commit)
+
+    def settle(self) -> None:
+        """Commit every row recorded so far, the rows waiting for a next one included."""
+        with self._lock:
+            if self._failure is not None:
+                raise self._failure
+            if self._after:
+                self._add_after()
+            self._flush_locked()
 
     def flush(self) -> None:
         """Commit every row recorded so far."""
@@ -198,7 +238,7 @@ class RunRecorder:
     def key(self, node: int) -> str:
         """The idempotency key of node ``node`` of this run."""
         found = self.plan.nodes[node]
-        return idempotency_key(self.run_id, found.index, found.instance, self.tick, self.chain)
+        return idempotency_key(self.key_run, found.index, found.instance, self.tick, self.chain)
 
     def invoking(self, node: int, commit: bool = True) -> str:
         """Record that node ``node`` is about to be invoked; its idempotency key.
@@ -226,12 +266,16 @@ class RunRecorder:
 
     # -- the agent loop's solutions ----------------------------------------------------
 
-    def record_solution(self, tick: int, solution: Any) -> None:
-        """Record the LLM's solution (JSON) for ``tick``, committed before returning
-        at ``sync`` durability."""
+    def record_solution(self, tick: int, solution: Any, usage: str | None = None) -> None:
+        """Record the LLM's solution (JSON) for ``tick``, committed before returning at
+        ``sync`` durability; with its ``usage`` row (JSON), the two are committed with the
+        next row instead (the usage row right after that row), or by :meth:`settle`."""
         text = dumps(solution)
         self._solutions[tick] = text
-        self._add(RecordKind.SOLUTION, tick, text, commit=True)
+        self._add(RecordKind.SOLUTION, tick, text, commit=usage is None)
+        if usage is not None:
+            with self._lock:
+                self._after.append((RecordKind.USAGE, tick, usage))
 
     def begin_tick(self, tick: int, plan: CompiledPlan) -> None:
         """Follow the run of tick ``tick``'s plan: the events recorded from now on are its

@@ -156,7 +156,9 @@ def _sync_invoker(inner: SyncExecutor, session: _Session) -> SyncExecutor:
     return run
 
 
-def _async_invoker(inner: AsyncExecutor, session: _Session) -> AsyncExecutor:
+def _async_invoker(inner: AsyncExecutor, session: _Session, *,
+                   always: bool = False) -> AsyncExecutor:
+    # ``always``: every invocation is on disk before it runs, not only at-most-once ones.
     seen: set[int] = set()
 
     async def run(invocation: Invocation) -> Outcome:
@@ -164,7 +166,7 @@ def _async_invoker(inner: AsyncExecutor, session: _Session) -> AsyncExecutor:
         if stopped is not None:
             return stopped
         invocation.call["_idempotencyKey"] = session.recorder.invoking(
-            invocation.node, commit=at_most_once(invocation.tool))
+            invocation.node, commit=always or at_most_once(invocation.tool))
         return await inner(invocation)
 
     return run
@@ -332,7 +334,8 @@ def resume(journal: Journal, run_id: str | None = None, *,
            latent: Activity | None = None, llm: Any = None,
            clock: Callable[[], Any] | None = None, interpreter: str | None = None,
            max_concurrency: int | None = None, timeout: float | None = None,
-           observer: Callable[[Any], None] | None = None) -> RunResult | AgentResult:
+           observer: Callable[[Any], None] | None = None,
+           on_plan: Callable[[Any], Any] | None = None) -> RunResult | AgentResult:
     """Continue the run ``run_id`` (None: the newest) of ``journal`` and return its result
     (a :class:`RunResult`, or an :class:`obelisk.AgentResult` for an agent run).
 
@@ -343,7 +346,7 @@ def resume(journal: Journal, run_id: str | None = None, *,
     without running anything. ``interpreter`` defaults to the recorded one.
 
     An agent run is resumed by the agent loop with ``llm`` (required), ``activities``,
-    ``approve``, ``clock`` and ``observer`` (an agent observer): see
+    ``approve``, ``clock``, ``observer`` (an agent observer) and ``on_plan``: see
     :func:`obelisk.journal.agent.resume_agent`. A plan's latent calls use ``latent``.
     """
     from obelisk.journal.agent import resume_agent, run_kind  # it imports this module
@@ -353,7 +356,8 @@ def resume(journal: Journal, run_id: str | None = None, *,
             raise JournalUnreadable(f"{journal.name}: the run is an agent run: resume it with "
                                     "an LLM (llm=..., --llm on the command line)")
         return asyncio.run(resume_agent(journal, run_id, llm=llm, activities=activities,
-                                        approve=approve, clock=clock, observer=observer))
+                                        approve=approve, clock=clock, observer=observer,
+                                        on_plan=on_plan))
     run, session = _resumable(journal, run_id, approve)
     chosen = interpreter or run.options.get("interpreter", "sync")
     if chosen == "asyncio":

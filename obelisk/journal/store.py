@@ -44,8 +44,17 @@ class RecordKind(str, enum.Enum):
     FINISH = "finish"
     #: The run was cancelled.
     CANCEL = "cancel"
-    #: The LLM's solution for tick ``node`` (the agent loop).
+    #: The LLM's solution for tick ``node`` (the agent loop); a streamed tick's when its
+    #: stream ended, with every call and the output.
     SOLUTION = "solution"
+    #: A streamed call of tick ``node`` admitted (``data``: the call), before it starts.
+    ADMIT = "admit"
+    #: What ``on_plan`` said about tick ``node``'s plan (lazy mode): approve, edit, reject.
+    REVIEW = "review"
+    #: Tokens paid during tick ``node`` (its solution, a latent call, a delegate).
+    USAGE = "usage"
+    #: A delegated call of tick ``node`` runs as the nested run named in ``data``.
+    DELEGATE = "delegate"
     #: The run was resumed (for the reader of the history; replay ignores it).
     RESUME = "resume"
     #: The run ended; ``data`` holds its status and its number of error messages.

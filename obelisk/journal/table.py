@@ -10,6 +10,10 @@ from obelisk.journal.recorder import Journal
 from obelisk.journal.run import recorded
 from obelisk.journal.store import JournalUnreadable, RecordKind
 
+#: An agent run's own rows whose node is a tick.
+_AGENT_ROWS = frozenset({RecordKind.ADMIT, RecordKind.REVIEW, RecordKind.USAGE,
+                         RecordKind.DELEGATE})
+
 
 def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
     """The run ``run_id`` (None: the newest) as ``{"run", "created", "status", "events"}``.
@@ -19,7 +23,10 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
     the ``date`` and ``outcome`` of a finished call, the ``verdict`` of a decision, the
     ``status`` of the end. ``status`` is the recorded end's, else ``"unfinished"``.
     An agent run's call events carry their ``tick`` and ``node`` (the call's node in that
-    tick's plan) instead of ``call``, and ``kind`` is ``"agent"``.
+    tick's plan) instead of ``call``, and ``kind`` is ``"agent"``; its own events carry
+    their ``tick`` and: a streamed call admitted its ``call``, an ``on_plan`` review its
+    ``verdict``, tokens paid their ``usage`` (``input_tokens``, ``output_tokens``), a
+    delegated call the ``run`` that records its delegate.
     """
     if run_kind(journal, run_id) == "agent":
         header = recorded_agent(journal, run_id).header
@@ -42,6 +49,17 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
         if record.kind is RecordKind.SOLUTION:
             row["tick"] = tick = record.node or 0
             row["solution"] = data
+        elif record.kind in _AGENT_ROWS:
+            row["tick"] = record.node
+            if record.kind is RecordKind.ADMIT:
+                tick = record.node or 0
+                row["call"] = data
+            elif record.kind is RecordKind.REVIEW:
+                row["verdict"] = data
+            elif record.kind is RecordKind.USAGE:
+                row["usage"] = {"input_tokens": data["in"], "output_tokens": data["out"]}
+            else:
+                row["run"] = data["run"]
         elif record.node is not None and nodes is None:
             row["tick"], row["node"] = tick, record.node
         elif record.node is not None and nodes is not None:
