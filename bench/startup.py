@@ -1,0 +1,174 @@
+"""Start-up cost of the command line (issue 13), measured in one run.
+
+Runs, alternating, each command ``--runs`` times (15 by default) as a fresh process and
+prints the median wall time of each, and its ratio to ``python -c pass``:
+  - ``python -c pass``;
+  - ``obelisk --help``                                    (target <= 4 x python -c pass);
+  - ``obelisk validate`` of a 20-call plan file, no tools (target <= 10 x);
+  - ``obelisk resolve`` of one expression in examples/context.json.
+Then, from ``python -X importtime`` (median of 5 runs each), what each command imports:
+the heavy modules it loads or leaves alone, the top offenders by their own import time,
+and, for ``validate``, the share of the expression grammar (the lark import, the body of
+obelisk.compiler.parse, which builds the parser there, and a first parse over a second).
+
+``--baseline PATH`` runs the same against another checkout (``PYTHONPATH=PATH``,
+``python -m obelisk.cli``), to compare with an older commit.
+
+Run: python bench/startup.py [--runs 15] [--baseline /path/to/old/checkout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+HEAVY = ("rich", "jsonschema", "sqlite3", "asyncio", "lark", "hypothesis", "httpx",
+         "argcomplete", "obelisk.compiler", "obelisk.interpreters", "obelisk.llm",
+         "obelisk.agent", "obelisk.journal", "obelisk.kit")
+TARGETS = {"obelisk --help": 4.0, "obelisk validate (20 calls, no tools)": 10.0}
+
+
+def twenty_calls(folder: pathlib.Path) -> pathlib.Path:
+    """A plan file of 20 calls, with a context and no tools, written in ``folder``."""
+    calls = [{"_tool": "fetchUser", "id": "†input.userId", "_outputPath": "†state.s0"}]
+    calls += [{"_tool": f"step{i % 4}", "previous": f"†state.s{i - 1}",
+               "user": "†state.user.name", "_outputPath": f"†state.s{i}"} for i in range(1, 20)]
+    data = {"description": "twenty calls, no tools (bench/startup.py)",
+            "context": [{"type": "input", "input": {"userId": "u-1"}},
+                        {"type": "state", "user": {"name": "Alex"}}],
+            "plan": calls}
+    path = folder / "twenty-calls.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def obelisk_arguments(plan: pathlib.Path) -> dict[str, list[str]]:
+    """The arguments of each measured obelisk command."""
+    return {
+        "obelisk --help": ["--help"],
+        "obelisk validate (20 calls, no tools)": ["validate", str(plan)],
+        "obelisk resolve": ["resolve", str(REPO / "examples" / "context.json"), "†state.user.name"],
+    }
+
+
+def commands(plan: pathlib.Path, baseline: str | None) -> dict[str, list[str]]:
+    """Each measured command line: the console script, or ``python -m obelisk.cli``."""
+    script = pathlib.Path(sys.executable).parent / "obelisk"
+    obelisk = [str(script)] if script.exists() and not baseline else [sys.executable, "-m", "obelisk.cli"]
+    cases = {"python -c pass": [sys.executable, "-c", "pass"]}
+    cases.update({name: [*obelisk, *rest] for name, rest in obelisk_arguments(plan).items()})
+    return cases
+
+
+def run_once(argv: Sequence[str], env: dict[str, str]) -> float:
+    """Wall seconds of one run of ``argv``, which must exit 0."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def import_times(arguments: Sequence[str], env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Each module's own and cumulative import time in ms (``-X importtime``) in
+    ``python -m obelisk.cli ARGUMENTS``."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "obelisk.cli", *arguments],
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    times: dict[str, tuple[float, float]] = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "self [us]" not in line:
+            own, cumulative, name = line[len("import time:"):].split("|")
+            times[name.strip()] = (int(own) / 1000, int(cumulative) / 1000)
+    return times
+
+
+def grammar_probe(env: dict[str, str]) -> dict[str, float]:
+    """The grammar's part, in ms: lark's import, obelisk.compiler's import, the first
+    ``parse_input`` less a second one (a parser built lazily is built in the first)."""
+    code = (
+        "import time, json\n"
+        "t0 = time.perf_counter(); import lark\n"
+        "t1 = time.perf_counter(); import obelisk.compiler.parse as p\n"
+        "t2 = time.perf_counter(); p.parse_input('†state.a.b || †input.c')\n"
+        "t3 = time.perf_counter(); p.parse_input('†state.d.e || †input.f')\n"
+        "t4 = time.perf_counter()\n"
+        "print(json.dumps({'lark import': (t1 - t0) * 1e3, 'obelisk.compiler import': "
+        "(t2 - t1) * 1e3, 'first parse less second': ((t3 - t2) - (t4 - t3)) * 1e3}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def main() -> None:
+    """Measure, alternating, and print the medians, the ratios and the imports."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=15, help="runs of each command (median)")
+    parser.add_argument("--baseline", metavar="PATH", help="measure the checkout at PATH")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if args.baseline:
+        env["PYTHONPATH"] = str(pathlib.Path(args.baseline).resolve())
+    with tempfile.TemporaryDirectory() as folder:
+        plan = twenty_calls(pathlib.Path(folder))
+        cases = commands(plan, args.baseline)
+        where = subprocess.run([sys.executable, "-c", "import obelisk; print(obelisk.__file__)"],
+                               env=env, capture_output=True, text=True, check=True).stdout.strip()
+        print(f"Python {sys.version.split()[0]}, obelisk from {pathlib.Path(where).parent}")
+        for argv in cases.values():  # warm the disk cache and the .pyc files first
+            run_once(argv, env)
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        names = list(cases)
+        for r in range(args.runs):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                times[name].append(run_once(cases[name], env))
+        base = statistics.median(times["python -c pass"])
+        print(f"\nWall time, median of {args.runs} runs, alternating:")
+        for name, values in times.items():
+            median = statistics.median(values)
+            ratio = median / base
+            target = TARGETS.get(name)
+            mark = f" (target <= {target:g}: {'met' if ratio <= target else 'NOT MET'})" if target else ""
+            print(f"  {name:<40} {median * 1000:7.1f} ms  {ratio:5.2f} x python -c pass{mark}")
+
+        print("\nImports (python -X importtime, median of 5 runs):")
+        for name, arguments in obelisk_arguments(plan).items():
+            runs = [import_times(arguments, env) for _ in range(5)]
+            modules = set.intersection(*(set(r) for r in runs))
+            own = {m: statistics.median(r[m][0] for r in runs) for m in modules}
+            total = {m: statistics.median(r[m][1] for r in runs) for m in modules}
+            loaded = [h for h in HEAVY if h in modules]
+            absent = [h for h in HEAVY if h not in modules]
+            top = sorted(own, key=own.__getitem__, reverse=True)[:8]
+            print(f"  {name}: {len(modules)} modules")
+            print(f"    heavy modules loaded: {', '.join(loaded) or 'none'}")
+            print(f"    not loaded: {', '.join(absent) or 'none'}")
+            print("    top offenders (own ms / with what they import):  "
+                  + ", ".join(f"{m} {own[m]:.1f}/{total[m]:.1f}" for m in top))
+            if "validate" in name:
+                parse = "obelisk.compiler.parse"
+                if parse in own:
+                    print(f"    obelisk.compiler.parse's own body (the grammar built there): "
+                          f"{own[parse]:.1f} ms; lark imported: {total.get('lark', 0.0):.1f} ms")
+
+        probes = [grammar_probe(env) for _ in range(5)]
+        print("\nThe expression grammar, in a fresh process (median of 5, ms):  "
+              + ", ".join(f"{k} {statistics.median(p[k] for p in probes):.1f}" for k in probes[0]))
+        validate = statistics.median(times["obelisk validate (20 calls, no tools)"]) * 1000
+        print(f"  obelisk validate of 20 calls took {validate:.1f} ms in all")
+
+
+if __name__ == "__main__":
+    main()
