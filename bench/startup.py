@@ -92,6 +92,17 @@ def import_times(arguments: Sequence[str], env: dict[str, str]) -> dict[str, tup
     return times
 
 
+def modules_loaded(arguments: Sequence[str], env: dict[str, str]) -> set[str]:
+    """The modules a fresh interpreter holds after running ``obelisk ARGUMENTS``."""
+    code = ("import io, json, sys\n"
+            "from obelisk.cli import main\n"
+            f"main({list(arguments)!r}, out=io.StringIO(), err=io.StringIO())\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
 def grammar_probe(env: dict[str, str]) -> dict[str, float]:
     """The grammar's part, in ms: lark's import, obelisk.compiler's import, the first
     ``parse_input`` less a second one (a parser built lazily is built in the first)."""
@@ -149,10 +160,11 @@ def main() -> None:
             modules = set.intersection(*(set(r) for r in runs))
             own = {m: statistics.median(r[m][0] for r in runs) for m in modules}
             total = {m: statistics.median(r[m][1] for r in runs) for m in modules}
-            loaded = [h for h in HEAVY if h in modules]
-            absent = [h for h in HEAVY if h not in modules]
+            held = modules_loaded(arguments, env)  # -X importtime leaves some packages out
+            loaded = [h for h in HEAVY if h in held]
+            absent = [h for h in HEAVY if h not in held]
             top = sorted(own, key=own.__getitem__, reverse=True)[:8]
-            print(f"  {name}: {len(modules)} modules")
+            print(f"  {name}: {len(held)} modules")
             print(f"    heavy modules loaded: {', '.join(loaded) or 'none'}")
             print(f"    not loaded: {', '.join(absent) or 'none'}")
             print("    top offenders (own ms / with what they import):  "

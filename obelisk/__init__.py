@@ -6,8 +6,9 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from obelisk.core.lazy import LazyExports
 
 if TYPE_CHECKING:
     # What the names below are, for type checkers; at run time each is imported on first
@@ -105,7 +106,7 @@ if TYPE_CHECKING:
         Usage,
     )
 
-#: Each public name's home module; ``__getattr__`` imports it on first use.
+#: Each public name's home module, imported when the name is first used.
 _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.agent": ("AgentResult", "AgentStatus", "ApprovePlan", "EditPlan", "Mode",
         "RejectPlan", "Transcript", "build_latent_request", "build_request", "run_agent",
@@ -140,29 +141,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.llm": ("LLM", "AnthropicLLM", "LLMError", "OpenAILLM", "Refusal", "Reply", "Request",
         "RetryPolicy", "ScriptedLLM", "ScriptExhausted", "Usage"),
 }
-#: Names whose attribute in their home module is spelled differently.
+#: The name whose attribute in its home module is spelled differently.
 _RENAMED = {"journal_history": ("obelisk.journal", "history")}
-_WHERE: dict[str, tuple[str, str]] = {
-    **{name: (module, name) for module, names in _HOMES.items() for name in names},
-    **_RENAMED,
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name's home module on first use (PEP 562) and keep the name here."""
-    try:
-        module, attribute = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module 'obelisk' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value  # the next use is an ordinary module attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the ones not imported yet included."""
-    return sorted(set(globals()) | set(_WHERE))
-
+# A Context reads each message's _outputPath with the compiler's parser, which the compiler
+# plugs into core when imported: a Context from here comes with it, as it always did.
+_EXPORTS = LazyExports(globals(), _HOMES, _RENAMED,
+                       plugins={"obelisk.core.context": "obelisk.compiler.parse"})
+__getattr__, __dir__ = _EXPORTS.getattr, _EXPORTS.dir
 
 __version__ = "0.1.0"
 

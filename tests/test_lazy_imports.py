@@ -19,11 +19,12 @@ from obelisk.cli import COMMANDS, build_parser
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: Never needed to print help, check a plan file without tools, or read an expression.
-NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "hypothesis", "httpx", "argcomplete",
-                           "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit")
+NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", "argcomplete",
+                           "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit",
+                           "obelisk.interpreters.aio", "obelisk.interpreters.dryrun")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
-NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "asyncio", "jsonschema", "lark", "obelisk.compiler",
-                "obelisk.interpreters")
+NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "pyrsistent", "obelisk.compiler",
+                "obelisk.interpreters", "obelisk.core.context")
 
 
 def test_every_public_name_resolves_and_is_listed() -> None:
@@ -34,7 +35,7 @@ def test_every_public_name_resolves_and_is_listed() -> None:
 
 
 def test_each_name_is_the_object_of_its_home_module() -> None:
-    for name, (module, attribute) in obelisk._WHERE.items():
+    for name, (module, attribute) in obelisk._EXPORTS.where.items():
         assert getattr(obelisk, name) is getattr(importlib.import_module(module), attribute)
     assert obelisk.journal_history is importlib.import_module("obelisk.journal").history
 
@@ -55,7 +56,7 @@ def test_the_type_checking_imports_and_the_table_agree() -> None:
     static = {alias.asname or alias.name: (node.module, alias.name)
               for node in block.body if isinstance(node, ast.ImportFrom)
               for alias in node.names}
-    assert static == obelisk._WHERE
+    assert static == obelisk._EXPORTS.where
     assert set(obelisk.__all__) <= set(static) | {"resolve"}
 
 
@@ -95,7 +96,32 @@ def test_import_obelisk_imports_no_layer() -> None:
                            "print(json.dumps(sorted(sys.modules)))"],
                           capture_output=True, text=True, check=True)
     loaded = set(json.loads(done.stdout))
-    assert not {m for m in loaded if m.startswith("obelisk.")}
+    assert {m for m in loaded if m.startswith("obelisk.")} == {"obelisk.core", "obelisk.core.lazy"}
+
+
+def test_a_context_from_the_facade_reads_output_paths() -> None:
+    # The compiler plugs the reference parser into core; a Context taken from the facade
+    # brings it along, as it did when the facade imported everything.
+    code = ("from obelisk import Context\n"
+            "c = Context.of([{'type': 'state', 'state': {'a': 1}, '_outputPath': '†state.a'}])\n"
+            "print(len(c))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("package", ["obelisk.core", "obelisk.interpreters"])
+def test_the_layers_export_their_names_on_first_use(package: str) -> None:
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert name in dir(module)
+    for name, (home, attribute) in module._EXPORTS.where.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), attribute)
+    # A name shares its module's name (interpreters' replay): it is imported up front.
+    assert set(module.__all__) <= set(module._EXPORTS.where) | set(vars(module))
+    for name in set(module.__all__) - set(module._EXPORTS.where):
+        assert not isinstance(getattr(module, name), type(module))
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        module.nothing  # noqa: B018
 
 
 def test_help_imports_none_of_the_heavy_modules() -> None:
