@@ -12,9 +12,11 @@ and, for ``validate``, the share of the expression grammar (the lark import, the
 obelisk.compiler.parse, which builds the parser there, and a first parse over a second).
 
 ``--baseline PATH`` runs the same against another checkout (``PYTHONPATH=PATH``,
-``python -m obelisk.cli``), to compare with an older commit.
+``python -m obelisk.cli``), to compare with an older commit; give it ``--python`` from an
+environment with obelisk's dependencies and without obelisk (an editable install of this
+checkout would be found first). Run this checkout the same way for a like-for-like pair.
 
-Run: python bench/startup.py [--runs 15] [--baseline /path/to/old/checkout]
+Run: python bench/startup.py [--runs 15] [--baseline PATH --python PYTHON]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from collections.abc import Sequence
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+PYTHON = [sys.executable]  # the interpreter measured; --python changes it
 HEAVY = ("rich", "jsonschema", "sqlite3", "asyncio", "lark", "hypothesis", "httpx",
          "argcomplete", "obelisk.compiler", "obelisk.interpreters", "obelisk.llm",
          "obelisk.agent", "obelisk.journal", "obelisk.kit")
@@ -62,9 +65,9 @@ def obelisk_arguments(plan: pathlib.Path) -> dict[str, list[str]]:
 
 def commands(plan: pathlib.Path, baseline: str | None) -> dict[str, list[str]]:
     """Each measured command line: the console script, or ``python -m obelisk.cli``."""
-    script = pathlib.Path(sys.executable).parent / "obelisk"
-    obelisk = [str(script)] if script.exists() and not baseline else [sys.executable, "-m", "obelisk.cli"]
-    cases = {"python -c pass": [sys.executable, "-c", "pass"]}
+    script = pathlib.Path(PYTHON[0]).parent / "obelisk"
+    obelisk = [str(script)] if script.exists() and not baseline else [PYTHON[0], "-m", "obelisk.cli"]
+    cases = {"python -c pass": [PYTHON[0], "-c", "pass"]}
     cases.update({name: [*obelisk, *rest] for name, rest in obelisk_arguments(plan).items()})
     return cases
 
@@ -82,7 +85,7 @@ def run_once(argv: Sequence[str], env: dict[str, str]) -> float:
 def import_times(arguments: Sequence[str], env: dict[str, str]) -> dict[str, tuple[float, float]]:
     """Each module's own and cumulative import time in ms (``-X importtime``) in
     ``python -m obelisk.cli ARGUMENTS``."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "obelisk.cli", *arguments],
+    done = subprocess.run([PYTHON[0], "-X", "importtime", "-m", "obelisk.cli", *arguments],
                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     times: dict[str, tuple[float, float]] = {}
     for line in done.stderr.splitlines():
@@ -98,7 +101,7 @@ def modules_loaded(arguments: Sequence[str], env: dict[str, str]) -> set[str]:
             "from obelisk.cli import main\n"
             f"main({list(arguments)!r}, out=io.StringIO(), err=io.StringIO())\n"
             "print(json.dumps(sorted(sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+    done = subprocess.run([PYTHON[0], "-c", code], env=env, capture_output=True, text=True,
                           check=True)
     return set(json.loads(done.stdout.splitlines()[-1]))
 
@@ -116,7 +119,7 @@ def grammar_probe(env: dict[str, str]) -> dict[str, float]:
         "print(json.dumps({'lark import': (t1 - t0) * 1e3, 'obelisk.compiler import': "
         "(t2 - t1) * 1e3, 'first parse less second': ((t3 - t2) - (t4 - t3)) * 1e3}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+    out = subprocess.run([PYTHON[0], "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     result: dict[str, float] = json.loads(out.stdout)
     return result
@@ -127,15 +130,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="runs of each command (median)")
     parser.add_argument("--baseline", metavar="PATH", help="measure the checkout at PATH")
+    parser.add_argument("--python", metavar="PYTHON",
+                        help="the interpreter to measure (default: this one); with --baseline, "
+                             "one whose environment has obelisk's dependencies but not obelisk "
+                             "itself, since an editable install would take precedence")
     args = parser.parse_args()
+    if args.python:
+        PYTHON[0] = args.python
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if args.baseline:
         env["PYTHONPATH"] = str(pathlib.Path(args.baseline).resolve())
     with tempfile.TemporaryDirectory() as folder:
+        # Run from an empty folder: a checkout in the current directory would be imported
+        # first (sys.path[0] is '' for python -c), whatever PYTHONPATH says.
+        os.chdir(folder)
         plan = twenty_calls(pathlib.Path(folder))
         cases = commands(plan, args.baseline)
-        where = subprocess.run([sys.executable, "-c", "import obelisk; print(obelisk.__file__)"],
+        where = subprocess.run([PYTHON[0], "-c", "import obelisk; print(obelisk.__file__)"],
                                env=env, capture_output=True, text=True, check=True).stdout.strip()
         print(f"Python {sys.version.split()[0]}, obelisk from {pathlib.Path(where).parent}")
         for argv in cases.values():  # warm the disk cache and the .pyc files first
@@ -180,6 +192,7 @@ def main() -> None:
               + ", ".join(f"{k} {statistics.median(p[k] for p in probes):.1f}" for k in probes[0]))
         validate = statistics.median(times["obelisk validate (20 calls, no tools)"]) * 1000
         print(f"  obelisk validate of 20 calls took {validate:.1f} ms in all")
+        os.chdir(REPO)
 
 
 if __name__ == "__main__":
