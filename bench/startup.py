@@ -1,7 +1,8 @@
 """Start-up cost of the command line (issue 13), measured in one run.
 
 Runs, alternating, each command ``--runs`` times (15 by default) as a fresh process and
-prints the median wall time of each, and its ratio to ``python -c pass``:
+prints the median wall time and CPU time of each, and its ratio to ``python -c pass``
+(on a busy machine the CPU times are the steadier figure):
   - ``python -c pass``;
   - ``obelisk --help``                                    (target <= 4 x python -c pass);
   - ``obelisk validate`` of a 20-call plan file, no tools (target <= 10 x);
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,14 +74,19 @@ def commands(plan: pathlib.Path, baseline: str | None) -> dict[str, list[str]]:
     return cases
 
 
-def run_once(argv: Sequence[str], env: dict[str, str]) -> float:
-    """Wall seconds of one run of ``argv``, which must exit 0."""
+def run_once(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one run of ``argv``, which must
+    exit 0. CPU time is what the process itself cost: other load on the machine changes
+    it far less than the wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def import_times(arguments: Sequence[str], env: dict[str, str]) -> dict[str, tuple[float, float]]:
@@ -139,6 +146,9 @@ def main() -> None:
         PYTHON[0] = args.python
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    # Measure what users see: modules loaded from cached bytecode, which the warm-up run
+    # writes. Without it every run would compile every module it imports.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if args.baseline:
         env["PYTHONPATH"] = str(pathlib.Path(args.baseline).resolve())
     with tempfile.TemporaryDirectory() as folder:
@@ -152,19 +162,20 @@ def main() -> None:
         print(f"Python {sys.version.split()[0]}, obelisk from {pathlib.Path(where).parent}")
         for argv in cases.values():  # warm the disk cache and the .pyc files first
             run_once(argv, env)
-        times: dict[str, list[float]] = {name: [] for name in cases}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         names = list(cases)
         for r in range(args.runs):
             for name in names[r % len(names):] + names[:r % len(names)]:
                 times[name].append(run_once(cases[name], env))
-        base = statistics.median(times["python -c pass"])
-        print(f"\nWall time, median of {args.runs} runs, alternating:")
-        for name, values in times.items():
-            median = statistics.median(values)
-            ratio = median / base
-            target = TARGETS.get(name)
-            mark = f" (target <= {target:g}: {'met' if ratio <= target else 'NOT MET'})" if target else ""
-            print(f"  {name:<40} {median * 1000:7.1f} ms  {ratio:5.2f} x python -c pass{mark}")
+        for part, label in ((0, "Wall time"), (1, "CPU time (user + system)")):
+            base = statistics.median(t[part] for t in times["python -c pass"])
+            print(f"\n{label}, median of {args.runs} runs, alternating:")
+            for name, values in times.items():
+                median = statistics.median(t[part] for t in values)
+                ratio = median / base
+                target = TARGETS.get(name)
+                mark = f" (target <= {target:g}: {'met' if ratio <= target else 'NOT MET'})" if target else ""
+                print(f"  {name:<40} {median * 1000:7.1f} ms  {ratio:5.2f} x python -c pass{mark}")
 
         print("\nImports (python -X importtime, median of 5 runs):")
         for name, arguments in obelisk_arguments(plan).items():
@@ -190,8 +201,8 @@ def main() -> None:
         probes = [grammar_probe(env) for _ in range(5)]
         print("\nThe expression grammar, in a fresh process (median of 5, ms):  "
               + ", ".join(f"{k} {statistics.median(p[k] for p in probes):.1f}" for k in probes[0]))
-        validate = statistics.median(times["obelisk validate (20 calls, no tools)"]) * 1000
-        print(f"  obelisk validate of 20 calls took {validate:.1f} ms in all")
+        validate = statistics.median(t[0] for t in times["obelisk validate (20 calls, no tools)"])
+        print(f"  obelisk validate of 20 calls took {validate * 1000:.1f} ms in all")
         os.chdir(REPO)
 
 
