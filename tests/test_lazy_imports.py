@@ -23,7 +23,7 @@ NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", 
                            "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit",
                            "obelisk.interpreters.aio", "obelisk.interpreters.dryrun")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
-NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "pyrsistent", "obelisk.compiler",
+NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
                 "obelisk.interpreters", "obelisk.core.context")
 
 

@@ -15,9 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
-
-from attrs import frozen
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from obelisk import ObeliskError, __version__
 from obelisk.cli.common import (
@@ -35,8 +33,7 @@ if TYPE_CHECKING:
     from obelisk.cli.terminal import Progress, terminal_approval
 
 
-@frozen
-class _Deferred:
+class _Deferred(NamedTuple):
     """A command row of ``obelisk.cli.<module>``, imported when first declared or run.
 
     The table below names each command's module instead of importing it, so ``obelisk

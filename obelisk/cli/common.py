@@ -8,9 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
-
-from attrs import evolve, frozen
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO
 
 from obelisk.jsonio import InputError, load_json
 
@@ -38,10 +36,12 @@ class RunCommand(Protocol):
     def __call__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int: ...
 
 
-@frozen
-class Command:
+class Command(NamedTuple):
     """One row of the command table: the name typed, its one-line help, its arguments,
     and what it runs."""
+
+    # A frozen NamedTuple, not an attrs class as values are elsewhere: ``obelisk --help``
+    # builds the table and nothing else, and importing attrs would double its start-up.
 
     name: str
     help: str
@@ -81,6 +81,8 @@ def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
         tools = _tools(args.tools) + tools
     if not tools and not context:
         return pf
+    from attrs import evolve
+
     return evolve(pf, tools=tools + pf.tools, context=context + pf.context)
 
 
