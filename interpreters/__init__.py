@@ -6,17 +6,40 @@ if __name__ != "obelisk.interpreters":
     raise ImportError(f"import obelisk.interpreters, not {__name__}: the interpreters/ folder is the "
                       f"package obelisk.interpreters, and a second copy would not share its values")
 
-from obelisk.interpreters.activities import Activity, ActivityError, Branch
-from obelisk.interpreters.aio import drive_async, run_async
-from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
-from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
-from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
-from obelisk.interpreters.machine import PlanRefused, RunState
-from obelisk.interpreters.outcomes import Approve, Deny, Replace
+from typing import TYPE_CHECKING
+
+from obelisk.core.lazy import LazyExports
+
+# replay and report share their module's name: importing such a module sets the package's
+# attribute to the module, hiding a name looked up on first use, so these come now.
 from obelisk.interpreters.replay import replay
 from obelisk.interpreters.report import report, views
-from obelisk.interpreters.result import CallOutcome, RunResult
-from obelisk.interpreters.sync import drive_sync, run_sync
+
+if TYPE_CHECKING:
+    from obelisk.interpreters.activities import Activity, ActivityError, Branch
+    from obelisk.interpreters.aio import drive_async, run_async
+    from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
+    from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
+    from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
+    from obelisk.interpreters.machine import PlanRefused, RunState
+    from obelisk.interpreters.outcomes import Approve, Deny, Replace
+    from obelisk.interpreters.result import CallOutcome, RunResult
+    from obelisk.interpreters.sync import drive_sync, run_sync
+
+# Imported on first use: a command that only needs the collector tuning of
+# obelisk.interpreters.common (validate, resolve) does not load asyncio and every shell.
+_EXPORTS = LazyExports(globals(), {
+    "obelisk.interpreters.activities": ("Activity", "ActivityError", "Branch"),
+    "obelisk.interpreters.aio": ("drive_async", "run_async"),
+    "obelisk.interpreters.dryrun": ("DryRunResult", "MockError", "dry_run"),
+    "obelisk.interpreters.events": ("EventKind", "RunEvent", "RunStatus", "Status"),
+    "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
+    "obelisk.interpreters.machine": ("PlanRefused", "RunState"),
+    "obelisk.interpreters.outcomes": ("Approve", "Deny", "Replace"),
+    "obelisk.interpreters.result": ("CallOutcome", "RunResult"),
+    "obelisk.interpreters.sync": ("drive_sync", "run_sync"),
+})
+__getattr__, __dir__ = _EXPORTS.getattr, _EXPORTS.dir
 
 __all__ = [
     "Activity", "ActivityError", "Approve", "Branch", "CallOutcome", "Deny", "DryRunResult",

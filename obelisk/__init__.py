@@ -6,97 +6,148 @@ subpackages ``obelisk.core``, ``obelisk.compiler`` and ``obelisk.interpreters``.
 
 from __future__ import annotations
 
-# Names added by the architecture work (issue 7): the codes table, the run's events and
-# statuses, replay, the executor seam; the LLM adapters and the agent's request.
-from obelisk.agent import (
-    AgentResult,
-    AgentStatus,
-    ApprovePlan,
-    EditPlan,
-    Mode,
-    RejectPlan,
-    Transcript,
-    build_latent_request,
-    build_request,
-    run_agent,
-    run_agent_sync,
-    solution_schema,
-)
-from obelisk.compiler.codes import DiagnosticCode
-from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
-from obelisk.compiler.parse import parse_input, parse_output
-from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
-from obelisk.compiler.tools import (
-    Tool,
-    ToolError,
-    ToolRegistry,
-    compose_calls_schema,
-    resolve_activity,
-)
-from obelisk.core.ast import Expr
-from obelisk.core.context import Context
-from obelisk.core.errors import (
-    ExpressionSyntaxError,
-    MessageError,
-    NotJSONError,
-    ObeliskError,
-    WriteError,
-)
-from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.text import plural
-from obelisk.core.values import MISSING, Json, Missing, thaw
-from obelisk.interpreters.activities import Activity, ActivityError, Branch
-from obelisk.interpreters.aio import run_async
-from obelisk.interpreters.common import gc_tuned
-from obelisk.interpreters.dryrun import (
-    DryRunResult,
-    MockError,
-    dry_run,
-    invalid_report,
-    report,
-    views,
-)
-from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
-from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
-from obelisk.interpreters.machine import (
-    Approve,
-    CallOutcome,
-    Deny,
-    PlanRefused,
-    Replace,
-    RunResult,
-)
-from obelisk.interpreters.replay import replay
-from obelisk.interpreters.sync import run_sync
-from obelisk.journal import (
-    Durability,
-    Journal,
-    JournalError,
-    JournalUnreadable,
-    JournalWriteError,
-    RecordKind,
-    idempotency_key,
-    recorded,
-    resume,
-    resume_agent,
-    resume_async,
-    run_durable,
-    run_durable_async,
-)
-from obelisk.journal import history as journal_history
-from obelisk.llm import (
-    LLM,
-    AnthropicLLM,
-    LLMError,
-    OpenAILLM,
-    Refusal,
-    Reply,
-    Request,
-    RetryPolicy,
-    ScriptedLLM,
-    ScriptExhausted,
-    Usage,
-)
+from typing import TYPE_CHECKING
+
+from obelisk.core.lazy import LazyExports
+
+if TYPE_CHECKING:
+    # What the names below are, for type checkers; at run time each is imported on first
+    # use (see __getattr__), so ``import obelisk`` and the command line's ``--help`` do not
+    # pay for the agent, the journal, the LLM adapters or the interpreters they never use.
+    from obelisk.agent import (
+        AgentResult,
+        AgentStatus,
+        ApprovePlan,
+        EditPlan,
+        Mode,
+        RejectPlan,
+        Transcript,
+        build_latent_request,
+        build_request,
+        run_agent,
+        run_agent_sync,
+        solution_schema,
+    )
+    from obelisk.compiler.codes import DiagnosticCode
+    from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
+    from obelisk.compiler.parse import parse_input, parse_output
+    from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
+    from obelisk.compiler.tools import (
+        Tool,
+        ToolError,
+        ToolRegistry,
+        compose_calls_schema,
+        resolve_activity,
+    )
+    from obelisk.core.ast import Expr
+    from obelisk.core.context import Context
+    from obelisk.core.errors import (
+        ExpressionSyntaxError,
+        MessageError,
+        NotJSONError,
+        ObeliskError,
+        WriteError,
+    )
+
+    # Not public names, but importable from here before the facade was lazy: kept so.
+    from obelisk.core.resolve import evaluate, lookup_in  # noqa: F401
+    from obelisk.core.text import plural
+    from obelisk.core.values import MISSING, Json, Missing, thaw
+    from obelisk.interpreters.activities import Activity, ActivityError, Branch
+    from obelisk.interpreters.aio import run_async
+    from obelisk.interpreters.common import gc_tuned
+    from obelisk.interpreters.dryrun import (
+        DryRunResult,
+        MockError,
+        dry_run,
+        invalid_report,
+        report,
+        views,
+    )
+    from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
+    from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
+    from obelisk.interpreters.machine import (
+        Approve,
+        CallOutcome,
+        Deny,
+        PlanRefused,
+        Replace,
+        RunResult,
+    )
+    from obelisk.interpreters.replay import replay
+    from obelisk.interpreters.sync import run_sync
+    from obelisk.journal import (
+        Durability,
+        Journal,
+        JournalError,
+        JournalUnreadable,
+        JournalWriteError,
+        RecordKind,
+        idempotency_key,
+        recorded,
+        resume,
+        resume_agent,
+        resume_async,
+        run_durable,
+        run_durable_async,
+    )
+    from obelisk.journal import history as journal_history
+    from obelisk.llm import (
+        LLM,
+        AnthropicLLM,
+        LLMError,
+        OpenAILLM,
+        Refusal,
+        Reply,
+        Request,
+        RetryPolicy,
+        ScriptedLLM,
+        ScriptExhausted,
+        Usage,
+    )
+
+#: Each public name's home module, imported when the name is first used.
+_HOMES: dict[str, tuple[str, ...]] = {
+    "obelisk.agent": ("AgentResult", "AgentStatus", "ApprovePlan", "EditPlan", "Mode",
+        "RejectPlan", "Transcript", "build_latent_request", "build_request", "run_agent",
+        "run_agent_sync", "solution_schema"),
+    "obelisk.compiler.codes": ("DiagnosticCode",),
+    "obelisk.compiler.diagnostics": ("Diagnostic", "Severity", "render_text", "summary"),
+    "obelisk.compiler.parse": ("parse_input", "parse_output"),
+    "obelisk.compiler.plan": ("CompiledPlan", "PlanError", "compile_plan"),
+    "obelisk.compiler.tools": ("Tool", "ToolError", "ToolRegistry", "compose_calls_schema",
+        "resolve_activity"),
+    "obelisk.core.ast": ("Expr",),
+    "obelisk.core.context": ("Context",),
+    "obelisk.core.errors": ("ExpressionSyntaxError", "MessageError", "NotJSONError",
+        "ObeliskError", "WriteError"),
+    "obelisk.core.resolve": ("evaluate", "lookup_in"),
+    "obelisk.core.text": ("plural",),
+    "obelisk.core.values": ("MISSING", "Json", "Missing", "thaw"),
+    "obelisk.interpreters.activities": ("Activity", "ActivityError", "Branch"),
+    "obelisk.interpreters.aio": ("run_async",),
+    "obelisk.interpreters.common": ("gc_tuned",),
+    "obelisk.interpreters.dryrun": ("DryRunResult", "MockError", "dry_run", "invalid_report",
+        "report", "views"),
+    "obelisk.interpreters.events": ("EventKind", "RunEvent", "RunStatus", "Status"),
+    "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
+    "obelisk.interpreters.machine": ("Approve", "CallOutcome", "Deny", "PlanRefused", "Replace",
+        "RunResult"),
+    "obelisk.interpreters.replay": ("replay",),
+    "obelisk.interpreters.sync": ("run_sync",),
+    "obelisk.journal": ("Durability", "Journal", "JournalError", "JournalUnreadable",
+        "JournalWriteError", "RecordKind", "idempotency_key", "recorded", "resume", "resume_agent",
+        "resume_async", "run_durable", "run_durable_async"),
+    "obelisk.llm": ("LLM", "AnthropicLLM", "LLMError", "OpenAILLM", "Refusal", "Reply", "Request",
+        "RetryPolicy", "ScriptedLLM", "ScriptExhausted", "Usage"),
+}
+#: The name whose attribute in its home module is spelled differently.
+_RENAMED = {"journal_history": ("obelisk.journal", "history")}
+# A Context reads each message's _outputPath with the compiler's parser, which the compiler
+# plugs into core when imported: a Context from here comes with it, as it always did.
+_EXPORTS = LazyExports(globals(), _HOMES, _RENAMED,
+                       plugins={"obelisk.core.context": "obelisk.compiler.parse"})
+__getattr__, __dir__ = _EXPORTS.getattr, _EXPORTS.dir
 
 __version__ = "0.1.0"
 
@@ -108,6 +159,10 @@ def resolve(context: Context, expression: str | Expr, instance: str | None = Non
     for an expression that does not parse and :class:`WriteError` when the context holds a
     write that cannot be applied.
     """
+    from obelisk.compiler.parse import parse_input
+    from obelisk.core.resolve import evaluate, lookup_in
+    from obelisk.core.values import MISSING, thaw
+
     expr = parse_input(expression) if isinstance(expression, str) else expression
     value = evaluate(expr, lookup_in(context, instance))
     return MISSING if value is MISSING else thaw(value)

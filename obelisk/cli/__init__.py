@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
-import argcomplete
-from argcomplete import shell_integration
-
-from obelisk import ObeliskError, __version__, gc_tuned
-from obelisk.cli.agent import AGENT
+from obelisk import ObeliskError, __version__
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -29,30 +26,68 @@ from obelisk.cli.common import (
     load_activities,
     load_context,
 )
-from obelisk.cli.durable import HISTORY, RESUME
-from obelisk.cli.kit import ADAPTER, CONFORMANCE, FUZZ
-from obelisk.cli.resolve import RESOLVE
-from obelisk.cli.run import DRY_RUN, RUN
 from obelisk.cli.safe import inert, inert_lines
-from obelisk.cli.terminal import Progress, terminal_approval
-from obelisk.cli.validate import GRAPH, SCHEMA, VALIDATE
 from obelisk.jsonio import InputError
+
+if TYPE_CHECKING:
+    from obelisk.cli.terminal import Progress, terminal_approval
+
+
+class _Deferred(NamedTuple):
+    """A command row of ``obelisk.cli.<module>``, imported when first declared or run.
+
+    The table below names each command's module instead of importing it, so ``obelisk
+    --help`` and a command that needs little (``resolve``, ``validate``) do not import
+    what the other commands use (rich, sqlite3, asyncio, the LLM adapters, hypothesis).
+    """
+
+    module: str
+    row: str
+
+    def command(self) -> Command:
+        """The module's own row."""
+        command: Command = getattr(importlib.import_module(f"obelisk.cli.{self.module}"), self.row)
+        return command
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Declare the command's arguments on its sub-parser."""
+        self.command().add_arguments(parser)
+
+    def run(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        """Run the command."""
+        return self.command().run(args, out, err)
+
+
+def _row(name: str, help: str, module: str, row: str) -> Command:
+    """The row for command ``row`` of ``obelisk.cli.<module>``; its name and help are
+    repeated here so that listing the commands imports none of them (a test checks that
+    they match the module's own row)."""
+    deferred = _Deferred(module, row)
+    return Command(name, help, deferred.add_arguments, deferred.run)
+
 
 #: Every command, in the order ``obelisk --help`` lists them.
 COMMANDS: tuple[Command, ...] = (
-    RESOLVE,
-    VALIDATE,
-    GRAPH,
-    SCHEMA,
-    DRY_RUN,
-    RUN,
-    RESUME,
-    HISTORY,
-    AGENT,
-    CONFORMANCE,
-    ADAPTER,
-    FUZZ,
+    _row("resolve", "print the value of an expression in a context", "resolve", "RESOLVE"),
+    _row("validate", "check a plan file and report every problem", "validate", "VALIDATE"),
+    _row("graph", "print a plan's dataflow graph", "validate", "GRAPH"),
+    _row("schema", "print the composed calls schema for a file's tools", "validate", "SCHEMA"),
+    _row("dry-run", "simulate a plan with mocks (no activity runs)", "run", "DRY_RUN"),
+    _row("run", "run a plan with real activities", "run", "RUN"),
+    _row("resume", "continue a run recorded with --journal", "durable", "RESUME"),
+    _row("history", "print the events a journal recorded for a run", "durable", "HISTORY"),
+    _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
+    _row("conformance", "run conformance vectors", "kit", "CONFORMANCE"),
+    _row("adapter", "speak the adapter protocol on stdin/stdout", "kit", "ADAPTER"),
+    _row("fuzz", "fuzz another implementation against obelisk", "kit", "FUZZ"),
 )
+
+
+def __getattr__(name: str) -> Any:
+    """``Progress`` and ``terminal_approval`` (rich) are imported on first use."""
+    if name in ("Progress", "terminal_approval"):
+        return getattr(importlib.import_module("obelisk.cli.terminal"), name)
+    raise AttributeError(f"module 'obelisk.cli' has no attribute {name!r}")
 
 
 class UsageError(ObeliskError):
@@ -75,12 +110,20 @@ class _Completion(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
+        from argcomplete import shell_integration
+
         print(shell_integration.shellcode(["obelisk"], shell=str(values)), end="")
         parser.exit()
 
 
-def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
-    """The argument parser: one sub-command per row of ``commands``."""
+def build_parser(commands: Sequence[Command] = COMMANDS, *,
+                 arguments_for: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: one sub-command per row of ``commands``.
+
+    Only the commands named in ``arguments_for`` (every command when None) get their
+    arguments: declaring a command's arguments imports its module, and one command line
+    runs one command.
+    """
     parser = _Parser(
         prog="obelisk",
         description="The Call/Plan protocol's reference implementation.",
@@ -93,7 +136,8 @@ def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentPar
                                 parser_class=_Parser)
     for command in commands:
         p = sub.add_parser(command.name, help=command.help)
-        command.add_arguments(p)
+        if arguments_for is None or command.name in arguments_for:
+            command.add_arguments(p)
         p.set_defaults(run=command.run)
     return parser
 
@@ -116,9 +160,17 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     """Run the command line; returns the exit code (the console script exits with it)."""
     out = out or _tolerant(sys.stdout)
     err = err or _tolerant(sys.stderr)
-    parser = build_parser()
-    # Completing a command line: argcomplete answers (when the shell asked) and exits.
-    argcomplete.autocomplete(parser, exit_method=sys.exit)
+    if "_ARGCOMPLETE" in os.environ:
+        # Completing a command line: argcomplete answers (the shell asked) and exits. It
+        # completes any command's options, so every command declares its arguments.
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
+    words = sys.argv[1:] if argv is None else argv
+    # The command is the first word naming one (the top-level options take no command
+    # name as their value); without one, argparse prints help or a usage error.
+    names = {c.name for c in COMMANDS}
+    parser = build_parser(arguments_for=[next((w for w in words if w in names), "")])
     try:
         args, extra = parser.parse_known_args(argv)
         # argparse leaves a FILE given after an option (validate a.json --format json
@@ -137,6 +189,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     try:
         # A command builds contexts from whole files and runs plans: both allocate many
         # long-lived objects, which the tuned collector does not rescan over and over.
+        from obelisk import gc_tuned
+
         with gc_tuned():
             code: int = args.run(args, out, err)
             return code

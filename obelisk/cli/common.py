@@ -8,13 +8,14 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO
 
-from attrs import evolve, frozen
-
-from obelisk import CompiledPlan, Context, Diagnostic, MessageError, ToolError, compile_plan
 from obelisk.jsonio import InputError, load_json
-from obelisk.planfile import PlanFile, read_plan_file
+
+if TYPE_CHECKING:
+    # Imported where used: the command table and ``--help`` need none of the library.
+    from obelisk import CompiledPlan, Context, Diagnostic
+    from obelisk.planfile import PlanFile
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -35,10 +36,12 @@ class RunCommand(Protocol):
     def __call__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int: ...
 
 
-@frozen
-class Command:
+class Command(NamedTuple):
     """One row of the command table: the name typed, its one-line help, its arguments,
     and what it runs."""
+
+    # A frozen NamedTuple, not an attrs class as values are elsewhere: ``obelisk --help``
+    # builds the table and nothing else, and importing attrs would double its start-up.
 
     name: str
     help: str
@@ -65,6 +68,8 @@ def add_inputs(parser: argparse.ArgumentParser) -> None:
 def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
     """The plan file at ``path``, with the tools and context of ``--tools`` and
     ``--context`` put before its own (a later tool definition replaces an earlier one)."""
+    from obelisk.planfile import read_plan_file
+
     pf = read_plan_file(path)
     tools: list[Any] = []
     context: list[Any] = []
@@ -76,6 +81,8 @@ def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
         tools = _tools(args.tools) + tools
     if not tools and not context:
         return pf
+    from attrs import evolve
+
     return evolve(pf, tools=tools + pf.tools, context=context + pf.context)
 
 
@@ -113,6 +120,8 @@ def _messages(path: str) -> list[Any]:
 
 def load_context(path: str) -> Context:
     """A context from a file: an array of messages, or an object with a "context" array."""
+    from obelisk import Context, MessageError
+
     data = _messages(path)
     try:
         return Context.of(data)
@@ -154,6 +163,8 @@ def input_notes(pf: PlanFile) -> list[Diagnostic]:
     """
     if pf.tools:
         return []
+    from obelisk import Diagnostic
+
     return [Diagnostic("no-tools", "no tools given: tool names and parameters were not "
                        "checked", hint='give --tools FILE or a "tools" list in the plan file')]
 
@@ -164,6 +175,8 @@ def compile_file(pf: PlanFile, *, instances: bool = False) -> CompiledPlan:
     A malformed context message or tool definition is bad input (:class:`InputError`);
     problems in the plan itself are the compiled plan's diagnostics.
     """
+    from obelisk import Context, MessageError, ToolError, compile_plan
+
     try:
         context = Context.of(pf.context)
     except MessageError as exc:

@@ -17,7 +17,6 @@ Letters of every script, combining marks and emoji are kept.
 from __future__ import annotations
 
 import codecs
-import decimal
 import json
 import re
 from typing import Any, TextIO
@@ -112,6 +111,8 @@ def _dumps_long_integers(value: Any, ascii_only: bool, indent: int | None,
     # Input refuses them too, but an activity can return one: print it whole, through
     # decimal, whose conversion has no such limit. The layout is json.dumps's.
     if isinstance(value, int) and not isinstance(value, bool):
+        import decimal  # only for an integer too long for str(): not at start-up
+
         return format(decimal.Decimal(value), "f")
     if isinstance(value, (dict, list, tuple)) and value:
         if isinstance(value, dict):

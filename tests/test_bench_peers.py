@@ -1,0 +1,63 @@
+"""bench/peers.py: every engine's workloads give the expected answer (no timing here)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import pathlib
+import sys
+from types import ModuleType
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def load_peers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_peers", ROOT / "bench" / "peers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_peers", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+peers = load_peers()
+SIZES = [3, 10, 57]
+
+
+@pytest.mark.parametrize("kind", peers.KINDS)
+@pytest.mark.parametrize("n", SIZES)
+def test_obelisk_and_raw_asyncio_give_the_expected_answer(kind: str, n: int) -> None:
+    plan = peers.obelisk_compile(kind, n)
+    assert len(plan.nodes) == n
+    assert peers.obelisk_sync(plan) == peers.expected(kind, n)
+    assert asyncio.run(peers.obelisk_async(plan)) == peers.expected(kind, n)
+    assert asyncio.run(peers.raw_asyncio(kind, n)) == peers.expected(kind, n)
+
+
+def test_the_workloads_have_the_asked_shape() -> None:
+    fan = peers.fan_calls(6)
+    assert [c["x"] for c in fan] == [0, *["†state.src"] * 4, "†state.out"]
+    chain = peers.chain_calls(4)
+    assert [c["x"] for c in chain] == [0, "†state.s0", "†state.s1", "†state.s2"]
+    assert chain[-1]["_outputPath"] == "†state.done" == fan[-1]["_outputPath"]
+
+
+@pytest.mark.parametrize("kind", peers.KINDS)
+def test_measure_checks_every_engine_answer(kind: str) -> None:
+    engines = ["obelisk sync", "obelisk asyncio", "raw asyncio"]
+    engines += ["langgraph"] if peers.have_langgraph() else []
+    with peers.Clock() as clock:
+        plan = peers.obelisk_compile(kind, 20)
+    for engine in engines:
+        compile_clock, run_clock = peers.measure(engine, kind, 20, (clock, plan))
+        assert compile_clock.cpu >= 0 and run_clock.wall >= 0
+
+
+@pytest.mark.skipif(not peers.have_langgraph(), reason="LangGraph is not installed here "
+                    "(bench/peers.py installs it in its own environment)")
+@pytest.mark.parametrize("kind", peers.KINDS)
+def test_langgraph_gives_the_expected_answer(kind: str) -> None:
+    graph = peers.langgraph_build(kind, 12)
+    assert asyncio.run(peers.langgraph_run(graph, kind, 12)) == peers.expected(kind, 12)

@@ -1,0 +1,149 @@
+"""Start-up: the facade imports each public name on first use, and the command line
+imports only what the command it runs uses (which modules load, not how long they take)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import obelisk
+import obelisk.cli
+from obelisk.cli import COMMANDS, build_parser
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: Never needed to print help, check a plan file without tools, or read an expression.
+NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", "argcomplete",
+                           "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit",
+                           "obelisk.interpreters.aio", "obelisk.interpreters.dryrun")
+#: Not needed for ``--help`` either: ``--help`` uses none of the library.
+NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
+                "obelisk.interpreters", "obelisk.core.context")
+
+
+def test_every_public_name_resolves_and_is_listed() -> None:
+    listed = dir(obelisk)
+    for name in obelisk.__all__:
+        assert name in listed
+        assert getattr(obelisk, name) is not None
+
+
+def test_each_name_is_the_object_of_its_home_module() -> None:
+    for name, (module, attribute) in obelisk._EXPORTS.where.items():
+        assert getattr(obelisk, name) is getattr(importlib.import_module(module), attribute)
+    assert obelisk.journal_history is importlib.import_module("obelisk.journal").history
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        obelisk.nothing_here  # noqa: B018 - the access is what is tested
+    with pytest.raises(ImportError):
+        exec("from obelisk import nothing_here", {})
+
+
+def test_the_type_checking_imports_and_the_table_agree() -> None:
+    # The static imports (what mypy sees) and the run-time table must name the same
+    # objects, or a name would be typed as one thing and be another.
+    tree = ast.parse((ROOT / "obelisk" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    static = {alias.asname or alias.name: (node.module, alias.name)
+              for node in block.body if isinstance(node, ast.ImportFrom)
+              for alias in node.names}
+    assert static == obelisk._EXPORTS.where
+    assert set(obelisk.__all__) <= set(static) | {"resolve"}
+
+
+def test_the_command_table_repeats_each_module_row() -> None:
+    for row in COMMANDS:
+        deferred = row.run.__self__  # type: ignore[attr-defined]
+        own = deferred.command()
+        assert (own.name, own.help) == (row.name, row.help)
+
+
+def test_help_lists_the_same_commands_without_their_arguments() -> None:
+    assert build_parser(arguments_for=()).format_help() == build_parser().format_help()
+
+
+def test_the_cli_keeps_its_names() -> None:
+    assert obelisk.cli.Progress is importlib.import_module("obelisk.cli.terminal").Progress
+    assert callable(obelisk.cli.terminal_approval)
+    with pytest.raises(AttributeError):
+        obelisk.cli.nothing_here  # noqa: B018
+
+
+def modules_after(argv: list[str]) -> set[str]:
+    """The modules loaded by a fresh interpreter that ran ``obelisk ARGV``."""
+    code = ("import io, json, sys\n"
+            "from obelisk.cli import main\n"
+            f"code = main({argv!r}, out=io.StringIO(), err=io.StringIO())\n"
+            "print(json.dumps([code, sorted(sys.modules)]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0
+    return set(modules)
+
+
+def test_import_obelisk_imports_no_layer() -> None:
+    done = subprocess.run([sys.executable, "-c", "import json, sys, obelisk; "
+                           "print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    assert {m for m in loaded if m.startswith("obelisk.")} == {"obelisk.core", "obelisk.core.lazy"}
+
+
+def test_a_context_from_the_facade_reads_output_paths() -> None:
+    # The compiler plugs the reference parser into core; a Context taken from the facade
+    # brings it along, as it did when the facade imported everything.
+    code = ("from obelisk import Context\n"
+            "c = Context.of([{'type': 'state', 'state': {'a': 1}, '_outputPath': '†state.a'}])\n"
+            "print(len(c))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("package", ["obelisk.core", "obelisk.interpreters"])
+def test_the_layers_export_their_names_on_first_use(package: str) -> None:
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert name in dir(module)
+    for name, (home, attribute) in module._EXPORTS.where.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), attribute)
+    # A name shares its module's name (interpreters' replay): it is imported up front.
+    assert set(module.__all__) <= set(module._EXPORTS.where) | set(vars(module))
+    for name in set(module.__all__) - set(module._EXPORTS.where):
+        assert not isinstance(getattr(module, name), type(module))
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        module.nothing  # noqa: B018
+
+
+def test_help_imports_none_of_the_heavy_modules() -> None:
+    loaded = modules_after(["--help"])
+    assert not [m for m in NOT_FOR_HELP if m in loaded]
+
+
+def test_validate_without_tools_and_resolve_import_only_what_they_use(
+        tmp_path: pathlib.Path) -> None:
+    calls = [{"_tool": "fetch", "id": "†input.userId", "_outputPath": "†state.s0"}]
+    calls += [{"_tool": "step", "previous": f"†state.s{i - 1}", "_outputPath": f"†state.s{i}"}
+              for i in range(1, 20)]
+    plan = tmp_path / "twenty.json"
+    plan.write_text(json.dumps({"context": [{"type": "input", "input": {"userId": "u"}}],
+                                "plan": calls}), encoding="utf-8")
+    for argv in (["validate", str(plan)],
+                 ["resolve", str(ROOT / "examples" / "context.json"), "†state.user.name"]):
+        loaded = modules_after(argv)
+        assert "obelisk.compiler" in loaded  # it did the work
+        assert not [m for m in NOT_FOR_SIMPLE_COMMANDS if m in loaded]
+
+
+def test_a_command_that_needs_more_still_gets_it() -> None:
+    loaded = modules_after(["conformance", "--help"])
+    assert "obelisk.cli.kit" in loaded
