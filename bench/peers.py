@@ -8,6 +8,9 @@ Engines, alternated within every round so that load on the machine falls on all 
                       whose reducer merges in place, so LangGraph is not charged for copies
                       the benchmark would make; building and compiling the graph is its
                       "compile");
+  - design floor     (the least a pure core over pyrsistent must do: a dependency-counting
+                      scheduler, a task per node, each result appended to a persistent
+                      vector and folded into a persistent map; see ``design_floor``);
   - raw asyncio      (one task per node, each awaiting the tasks it reads).
 
 Workloads, at N = 100, 1,000, 5,000 and 10,000 nodes:
@@ -153,6 +156,70 @@ async def raw_asyncio(kind: str, n: int) -> int:
     return await task
 
 
+async def design_floor(kind: str, n: int) -> int:
+    """The least a pure-core interpreter over pyrsistent does per node (the design card's
+    floor), as plain code: a dependency-counting scheduler, one task per node, every result
+    appended as a message to a persistent vector and folded into a persistent map that
+    readers read. No compiler, no expressions, no statuses, no errors, no trace.
+
+    It answers whether "obelisk / raw asyncio <= 6" is reachable under the design card:
+    obelisk cannot cost less than this, so the floor's own ratio to raw asyncio bounds it.
+    """
+    from pyrsistent import pmap, pvector
+
+    # Each node: (what it reads, where it writes); readers[i]: the nodes waiting on i.
+    if kind == "fan-out":
+        reads: list[tuple[str, ...]] = [()] + [("src",)] * (n - 2) + [("out",)]
+        writes = ["src"] + [f"out.w{i}" for i in range(n - 2)] + ["done"]
+        waiting = [0] + [1] * (n - 2) + [n - 2]
+        readers: list[list[int]] = [list(range(1, n - 1))] + [[n - 1]] * (n - 2) + [[]]
+    else:
+        reads = [()] + [(f"s{i - 1}",) for i in range(1, n)]
+        writes = [f"s{i}" for i in range(n - 1)] + ["done"]
+        reads[-1] = (f"s{n - 2}",)
+        waiting = [0] + [1] * (n - 1)
+        readers = [[i + 1] for i in range(n - 1)] + [[]]
+    state: dict[str, Any] = {"context": pvector(), "view": pmap()}
+    finished = asyncio.get_running_loop().create_future()
+
+    async def node(value: int) -> int:
+        return value + 1
+
+    async def total(parts: Any) -> int:
+        return sum(parts.values())
+
+    def value_of(path: str) -> Any:
+        view = state["view"]
+        for key in path.split("."):
+            view = view[key]
+        return view
+
+    def record(i: int, task: asyncio.Task[int]) -> None:
+        result = task.result()
+        path = writes[i]
+        state["context"] = state["context"].append(pmap({"type": "state", "path": path,
+                                                         "value": result}))
+        head, _, leaf = path.partition(".")
+        view = state["view"]
+        state["view"] = (view.set(head, view.get(head, pmap()).set(leaf, result)) if leaf
+                         else view.set(head, result))
+        if path == "done":
+            finished.set_result(result)
+        for r in readers[i]:
+            waiting[r] -= 1
+            if not waiting[r]:
+                start(r)
+
+    def start(i: int) -> None:
+        args = [value_of(p) for p in reads[i]]
+        join = kind == "fan-out" and i == n - 1
+        coro = total(args[0]) if join else node(args[0] if args else 0)
+        asyncio.ensure_future(coro).add_done_callback(lambda t, i=i: record(i, t))
+
+    start(0)
+    return await finished
+
+
 def _merge(current: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     # In place: the benchmark does not charge LangGraph for copying its state.
     current.update(update)
@@ -260,6 +327,8 @@ def measure(engine: str, kind: str, n: int, compiled: tuple[Clock, Any]) -> tupl
                     return await obelisk_async(built)
                 if engine == "langgraph":
                     return await langgraph_run(built, kind, n)
+                if engine == "design floor":
+                    return await design_floor(kind, n)
                 return await raw_asyncio(kind, n)
         answer = asyncio.run(timed())
     if answer != expected(kind, n):
@@ -359,6 +428,11 @@ def run_bench(sizes: list[int], rounds: Mapping[int, int], engines: list[str]) -
             target = n in (1_000, 10_000)
             note = f"target <= 6: {_mark(ratio_a <= 6)}" if target else "no target at this size"
             print(f"  obelisk/raw asyncio, {kind} {n:,}: asyncio {ratio_a:.1f}, sync {ratio_s:.1f} ({note})")
+    for kind in KINDS:
+        for n in sizes:
+            raw, floor = med("raw asyncio", kind, n, 1), med("design floor", kind, n, 1)
+            print(f"  design floor/raw asyncio, {kind} {n:,}: {floor / raw:.1f} "
+                  f"(obelisk asyncio/design floor {med(ob, kind, n, 1) / floor:.1f})")
     if "langgraph" in engines:
         for kind in KINDS:
             for n in sizes:
@@ -425,7 +499,7 @@ def main() -> None:
     rounds = {n: args.rounds or default.get(n, 3) for n in sizes}
     engines = ["obelisk sync", "obelisk asyncio"]
     engines += ["langgraph"] if have_langgraph() else []
-    engines += ["raw asyncio"]
+    engines += ["design floor", "raw asyncio"]
     print(f"Python {sys.version.split()[0]}, obelisk from {where.parent}, "
           f"LangGraph {'present' if 'langgraph' in engines else 'absent'}; sizes {sizes}")
     run_bench(sizes, rounds, engines)

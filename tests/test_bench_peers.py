@@ -34,6 +34,7 @@ def test_obelisk_and_raw_asyncio_give_the_expected_answer(kind: str, n: int) -> 
     assert peers.obelisk_sync(plan) == peers.expected(kind, n)
     assert asyncio.run(peers.obelisk_async(plan)) == peers.expected(kind, n)
     assert asyncio.run(peers.raw_asyncio(kind, n)) == peers.expected(kind, n)
+    assert asyncio.run(peers.design_floor(kind, n)) == peers.expected(kind, n)
 
 
 def test_the_workloads_have_the_asked_shape() -> None:
@@ -46,7 +47,7 @@ def test_the_workloads_have_the_asked_shape() -> None:
 
 @pytest.mark.parametrize("kind", peers.KINDS)
 def test_measure_checks_every_engine_answer(kind: str) -> None:
-    engines = ["obelisk sync", "obelisk asyncio", "raw asyncio"]
+    engines = ["obelisk sync", "obelisk asyncio", "design floor", "raw asyncio"]
     engines += ["langgraph"] if peers.have_langgraph() else []
     with peers.Clock() as clock:
         plan = peers.obelisk_compile(kind, 20)
