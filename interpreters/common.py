@@ -40,6 +40,13 @@ def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any]
     return compiled, ctx
 
 
+def traced(trace: bool | None, observer: Observer | None) -> bool:
+    """Whether a run records its trace: as asked, else (None) when an observer follows it
+    (the command line's display, a journal's recorder): the trace costs a run time and
+    memory that a run nobody watches need not pay."""
+    return observer is not None if trace is None else trace
+
+
 def utc_now() -> str:
     """The default clock: the current UTC time, ISO 8601 with milliseconds."""
     now = datetime.datetime.now(datetime.timezone.utc)
