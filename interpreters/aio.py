@@ -29,7 +29,14 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
 from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare, traced
+from obelisk.interpreters.common import (
+    Observer,
+    clock_of,
+    gc_keep,
+    gc_tuned,
+    prepare,
+    traced,
+)
 from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
@@ -68,7 +75,7 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
     """
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
-    with gc_tuned():
+    with gc_tuned(len(plan.nodes)):
         if resume is None:
             run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
                              max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
@@ -208,6 +215,7 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
         run.tasks.pop(node, None)
         date = run.clock()
         run.state = complete(run.state, node, outcome, date)
+        gc_keep()
         if run.tell is not None:
             run.tell(Finished(node, outcome, date))
 

@@ -28,7 +28,7 @@ from obelisk.compiler.tools import Tool, validate_params
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
-from obelisk.core.messages import kind_of
+from obelisk.core.messages import MessageLayout, kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
@@ -65,7 +65,7 @@ class CallCache:
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, dict[str, Any]] = {}
-        self.bases: dict[tuple[int, int, int], PMap[str, Any]] = {}
+        self.bases: dict[tuple[int, int, int], MessageLayout] = {}
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
 
@@ -77,13 +77,14 @@ class CallCache:
             call = self.templates[node.id] = _call_template(node)
         return call
 
-    def base(self, node: Node, alt: int, number: int, target: Reference) -> PMap[str, Any]:
-        """The fixed part of the message writing target ``number`` of alternative ``alt``."""
+    def base(self, node: Node, alt: int, number: int, target: Reference) -> MessageLayout:
+        """The fixed part of the message writing target ``number`` of alternative ``alt``
+        (``.base``), with the layout its messages are built by."""
         key = (node.id, alt, number)
-        base = self.bases.get(key)
-        if base is None:
-            base = self.bases[key] = message_base(node, target)
-        return base
+        layout = self.bases.get(key)
+        if layout is None:
+            layout = self.bases[key] = MessageLayout(message_base(node, target))
+        return layout
 
 
 #: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
@@ -249,11 +250,12 @@ def message_base(node: Node, target: Reference) -> PMap[str, Any]:
 
 
 def output_message(node: Node, target: Reference, value: Frozen, date: str,
-                   base: PMap[str, Any] | None = None) -> PMap[str, Any]:
+                   layout: MessageLayout | None = None) -> PMap[str, Any]:
     """The data message that writes ``value`` to one target of a node's output (§7.7):
-    :func:`obelisk.core.messages.output_message` with the node's fields."""
+    :func:`obelisk.core.messages.output_message` with the node's fields (``layout``: the
+    cached :meth:`CallCache.base`, when the caller has it)."""
     return _output_message(target.kind, target.path, str(target), node.method,
-                           node.instance, node.call, value, date, base)
+                           node.instance, node.call, value, date, layout=layout)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:

@@ -17,7 +17,14 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare, traced
+from obelisk.interpreters.common import (
+    Observer,
+    clock_of,
+    gc_keep,
+    gc_tuned,
+    prepare,
+    traced,
+)
 from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
@@ -53,12 +60,13 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
     def run_one(state: RunState, invocation: Invocation) -> RunState:
         outcome, date = invoke(invocation, wait), clock()
         state = complete(state, invocation.node, outcome, date)
+        gc_keep()
         if tell is not None:
             tell(Finished(invocation.node, outcome, date))
         return state
 
     try:
-        with gc_tuned():
+        with gc_tuned(len(plan.nodes)):
             state = (begin(plan, context, isolate_invalid=isolate_invalid,
                            max_value_nodes=max_value_nodes, trace=traced(trace, observer))
                      if resume is None else resume.state)
