@@ -254,8 +254,11 @@ def output_message(node: Node, target: Reference, value: Frozen, date: str,
     """The data message that writes ``value`` to one target of a node's output (§7.7):
     :func:`obelisk.core.messages.output_message` with the node's fields (``layout``: the
     cached :meth:`CallCache.base`, when the caller has it)."""
+    if layout is not None:  # the path's text is in the layout's base already
+        return _output_message(target.kind, target.path, "", node.method, node.instance,
+                               node.call, value, date, layout=layout)
     return _output_message(target.kind, target.path, str(target), node.method,
-                           node.instance, node.call, value, date, layout=layout)
+                           node.instance, node.call, value, date)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:

@@ -38,6 +38,7 @@ All functions are pure (the plan's ``CallCache`` only memoises).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from attrs import evolve, field, frozen
@@ -95,7 +96,7 @@ class RunState:
     max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
     #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
     #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
-    took: PMap[int, int] = field(factory=pmap)
+    took: Took = field(factory=lambda: Took())
     #: Node id -> the approval message recording the hook's answer (§7 step 3); appended
     #: with the error messages at the run's end, in node order, so timing never shows.
     approvals: PMap[int, Any] = field(factory=pmap)
@@ -108,6 +109,52 @@ class RunState:
     def done(self) -> bool:
         """True when no call can make progress: nothing pending is ready, nothing runs."""
         return not self.candidates and self.running == 0
+
+
+class Took(Mapping[int, int]):
+    """Node id -> the alternative whose write it applied: an immutable mapping kept as a
+    persistent vector of alternatives by node id (-1 for none), since nearly every call
+    that runs writes, and setting one entry of a vector costs a fifth of a PMap's."""
+
+    __slots__ = ("_alts", "_count")
+
+    def __init__(self, alts: PVector[int] | None = None, count: int = 0) -> None:
+        self._alts: PVector[int] = alts if alts is not None else pvector()
+        self._count = count
+
+    def __getitem__(self, node: int) -> int:
+        alts = self._alts
+        alt = alts[node] if 0 <= node < len(alts) else -1
+        if alt < 0:
+            raise KeyError(node)
+        return alt
+
+    def __iter__(self) -> Iterator[int]:
+        return (node for node, alt in enumerate(self._alts) if alt >= 0)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Took):
+            return self._count == other._count and dict(self) == dict(other)
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.items()))
+
+    def __repr__(self) -> str:
+        return f"Took({dict(self)!r})"
+
+    def set(self, node: int, alt: int) -> Took:
+        """A new mapping with ``node`` -> ``alt`` (``alt`` >= 0); this one is unchanged."""
+        alts = self._alts
+        count = self._count
+        if node >= len(alts):
+            alts = alts.extend([-1] * (node - len(alts) + 1))
+        if alts[node] < 0:
+            count += 1
+        return Took(alts.set(node, alt), count)
 
 
 class _Step:

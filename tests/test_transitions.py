@@ -15,6 +15,7 @@ from obelisk import compile_plan, run_async, run_sync
 from obelisk.core.values import thaw
 from obelisk.interpreters.machine import (
     RunState,
+    Took,
     advance,
     begin,
     cancel,
@@ -144,3 +145,15 @@ def test_a_run_records_its_trace_when_asked_or_watched() -> None:
 
     quiet, traced = asyncio.run(both())
     assert quiet.trace == () and traced.trace == asked.trace and quiet == traced == plain
+
+
+def test_took_is_an_immutable_mapping_of_node_to_alternative() -> None:
+    empty = Took()
+    one = empty.set(3, 1)
+    two = one.set(0, 0).set(3, 2)
+    assert dict(empty) == {} and len(empty) == 0
+    assert dict(one) == {3: 1} and len(one) == 1  # the old one is unchanged below
+    assert dict(two) == {0: 0, 3: 2} and len(two) == 2 and list(two) == [0, 3]
+    assert one.get(0) is None and two.get(0) == 0 and 7 not in two and -1 not in two
+    assert two == {0: 0, 3: 2} and two == Took().set(3, 2).set(0, 0) and two != one
+    assert hash(two) == hash(Took().set(0, 0).set(3, 2))
