@@ -50,7 +50,14 @@ def traced(trace: bool | None, observer: Observer | None) -> bool:
 def utc_now() -> str:
     """The default clock: the current UTC time, ISO 8601 with milliseconds."""
     now = datetime.datetime.now(datetime.timezone.utc)
-    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    text = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if text == _LAST_DATE[0]:
+        return _LAST_DATE[0]  # one string for a millisecond's calls: each message keeps it
+    _LAST_DATE[0] = text
+    return text
+
+
+_LAST_DATE = [""]
 
 
 def clock_of(clock: Callable[[], Any] | None, default: Callable[[], str] = utc_now) -> Callable[[], str]:
