@@ -1,25 +1,29 @@
-"""Interpreter costs (issue: the interpreters' figures), measured in one run.
+"""Interpreter costs (issue 13: the interpreters' figures), measured in one run.
 
 Prints:
-  1. a fan-out/fan-in plan of 10,000 calls to no-op async activities under run_async,
-     against asyncio.gather over the same 10,000 coroutines      (target ratio <= 10);
-  2. a 10,000-call chain against a 1,000-call chain, sync and asyncio (target <= 15);
+  1. per node, run_async against raw asyncio (``asyncio.gather`` over the same no-op
+     coroutines, one task each), for a fan-out/fan-in plan and a chain, at 1,000 and
+     10,000 calls                                                    (target ratio <= 6);
+  2. per node at 100,000 calls against 1,000, asyncio and sync, fan-out and chain: the cost
+     per call stays flat as plans grow                               (target ratio <= 1.5);
   3. 100 independent activities that sleep 50 ms, then a join that sleeps 50 ms:
-     wall time against the 100 ms critical path                   (target <= 1.1);
-  4. the per-call overhead in microseconds (run time less gather time, per call), at
-     1,000 and 10,000 calls, to show it stays flat as plans grow;
+     wall time against the 100 ms critical path                      (target <= 1.05);
+  4. memory held after a 100,000-call run (its result kept), per call (target <= 3 KB);
   5. the issue's exponential plan (a 40-step dry run whose echo mocks double a value at
      every step): where and how fast the size limit (max_value_nodes) stops it.
 Compilation is timed separately and not included in the run times.
 
-Run: python bench/run.py
+Run: python bench/run.py  (``--quick`` leaves out the 100,000-call rows)
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
+import sys
 import time
+import tracemalloc
 from typing import Any
 
 from obelisk import compile_plan, dry_run, run_async, run_sync
@@ -78,24 +82,44 @@ def time_sync(plan: Any) -> float:
     return elapsed
 
 
-def main() -> None:
-    t0 = time.perf_counter()
-    fan10k = compile_plan(fan_plan(10_000))
-    compile_fan = time.perf_counter() - t0
-    fan1k = compile_plan(fan_plan(1_000))
-    gather10k = best(3, lambda: time_gather(10_000))
-    gather1k = best(3, lambda: time_gather(1_000))
-    fan_run10k = best(2, lambda: time_async(fan10k))
-    fan_run1k = best(3, lambda: time_async(fan1k))
-    print(f"1. fan-out/fan-in, 10,000 calls: run_async {fan_run10k:.3f} s, asyncio.gather "
-          f"{gather10k:.3f} s, ratio {fan_run10k / gather10k:.1f} (target <= 10); "
-          f"compile {compile_fan:.2f} s, not included")
+def per_node(seconds: float, n: int) -> float:
+    return seconds / n * 1e6
 
-    chain1k, chain10k = compile_plan(chain_plan(1_000)), compile_plan(chain_plan(10_000))
-    s1, s10 = best(3, lambda: time_sync(chain1k)), best(2, lambda: time_sync(chain10k))
-    a1, a10 = best(3, lambda: time_async(chain1k)), best(2, lambda: time_async(chain10k))
-    print(f"2. chain 10,000 vs 1,000: sync {s10:.3f} s / {s1:.3f} s = {s10 / s1:.1f}; "
-          f"asyncio {a10:.3f} s / {a1:.3f} s = {a10 / a1:.1f} (target <= 15)")
+
+def main() -> None:
+    quick = "--quick" in sys.argv[1:]
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    compiled: dict[tuple[str, int], Any] = {}
+    compile_seconds: dict[int, float] = {}
+    for n in sizes:
+        start = time.perf_counter()
+        compiled["fan", n] = compile_plan(fan_plan(n))
+        compile_seconds[n] = time.perf_counter() - start
+        compiled["chain", n] = compile_plan(chain_plan(n))
+    gather = {n: per_node(best(5 if n < 100_000 else 2, lambda n=n: time_gather(n)), n)
+              for n in sizes}
+    runs: dict[tuple[str, str, int], float] = {}
+    for n in sizes:
+        times = 5 if n <= 1_000 else 3 if n <= 10_000 else 1
+        for shape in ("fan", "chain"):
+            plan = compiled[shape, n]
+            runs["asyncio", shape, n] = per_node(best(times, lambda p=plan: time_async(p)), n)
+            runs["sync", shape, n] = per_node(best(times, lambda p=plan: time_sync(p)), n)
+    print("1. per node, run_async vs raw asyncio (gather, one task per no-op coroutine), "
+          "target ratio <= 6:")
+    for n in (1_000, 10_000):
+        for shape in ("fan", "chain"):
+            run = runs["asyncio", shape, n]
+            print(f"   {shape:5} {n:>7,}: run_async {run:6.1f} us, gather {gather[n]:5.1f} us, "
+                  f"ratio {run / gather[n]:.2f}   (sync {runs['sync', shape, n]:6.1f} us)")
+    print(f"   compile not included ({', '.join(f'{n:,} calls {s:.2f} s' for n, s in compile_seconds.items())})")
+    if not quick:
+        print("2. per node at 100,000 calls vs 1,000, target ratio <= 1.5:")
+        for kind in ("asyncio", "sync"):
+            for shape in ("fan", "chain"):
+                big, small = runs[kind, shape, 100_000], runs[kind, shape, 1_000]
+                print(f"   {kind:7} {shape:5}: {big:6.1f} us vs {small:6.1f} us, ratio "
+                      f"{big / small:.2f}")
 
     async def sleeper(call: Any, tool: Any, context: Any) -> Any:
         await asyncio.sleep(0.05)
@@ -112,14 +136,24 @@ def main() -> None:
         return time.perf_counter() - start
     walls = [asyncio.run(go()) for _ in range(15)]  # timer noise: take the median of many
     wall = statistics.median(walls)
-    print(f"3. 100 x 50 ms in parallel, then a 50 ms join: wall {wall * 1000:.1f} ms (median of 15), "
-          f"{wall / 0.100:.3f} x the 100 ms critical path (target <= 1.1)")
+    print(f"3. 100 x 50 ms in parallel, then a 50 ms join: wall {wall * 1000:.1f} ms (median "
+          f"of 15), {wall / 0.100:.3f} x the 100 ms critical path (target <= 1.05)")
 
-    per1k = (fan_run1k - gather1k) / 1_000 * 1e6
-    per10k = (fan_run10k - gather10k) / 10_000 * 1e6
-    sync_per1k, sync_per10k = s1 / 1_000 * 1e6, s10 / 10_000 * 1e6
-    print(f"4. per-call overhead: asyncio {per1k:.0f} us at 1,000 calls, {per10k:.0f} us at 10,000; "
-          f"sync chain {sync_per1k:.0f} us at 1,000, {sync_per10k:.0f} us at 10,000")
+    if not quick:
+        n = 100_000
+        for shape in ("fan", "chain"):
+            plan = compiled[shape, n]
+            gc.collect()
+            tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+            result = run_sync(plan, activities={"work": sync_noop})
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - before
+            tracemalloc.stop()
+            assert result.status == "completed"
+            del result
+            print(f"4. memory held after a {n:,}-call {shape} run (result kept): "
+                  f"{held / 2**20:.1f} MB, {held / n:,.0f} bytes per call (target <= 3,072)")
 
     doubling = [{"_tool": "echo", "a": f"†state.v{i}", "b": f"†state.v{i}",
                  "_outputPath": f"†state.v{i + 1}"} for i in range(40)]

@@ -104,6 +104,10 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     Raises :class:`WriteError` (with the reason; the caller adds kind and message) when the
     write cannot be applied. Iterative: descends once, then rebuilds the spine bottom-up.
     """
+    if method is Method.SET and len(path) == 1 and type(root) is PMap:
+        key = path[0]
+        if type(key) is str:  # the most common write, a key of an object set: no spine
+            return root.set(key, value)
     combine = METHODS[method]
     # Descend, remembering each container and the concrete key used in it.
     spine: list[tuple[Frozen | Missing, str | int]] = []

@@ -56,6 +56,6 @@ def close(state: RunState) -> RunState:
 
 def _recandidate(state: RunState) -> RunState:
     # Every PENDING node with nothing left to wait for is a candidate (the parked ones too).
-    ready = tuple(n for n, s in enumerate(state.status)
-                  if s is Status.PENDING and state.waiting[n] == 0)
+    ready = pvector([n for n, s in enumerate(state.status)
+                     if s is Status.PENDING and state.waiting[n] == 0])
     return evolve(state, candidates=ready)

@@ -29,7 +29,14 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
 from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
+from obelisk.interpreters.common import (
+    Observer,
+    clock_of,
+    gc_keep,
+    gc_tuned,
+    prepare,
+    traced,
+)
 from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
@@ -55,21 +62,24 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       timeout: float | None = None, observer: Observer | None = None,
                       isolate_invalid: bool = False,
                       max_value_nodes: int | None = None,
-                      resume: Replayed | None = None) -> RunResult:
+                      resume: Replayed | None = None,
+                      trace: bool | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
     The garbage collector is tuned for the length of the run (see ``gc_tuned``);
     ``observer`` is given every run event (Started, Decided, Finished, Cancelled);
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
     ``resume`` continues a replayed run instead of beginning one: its running calls start
-    first, its undecided calls go to the approval hook.
+    first, its undecided calls go to the approval hook. ``trace``: record the run's trace
+    (see ``run_sync``).
     """
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
-    with gc_tuned():
+    with gc_tuned(len(plan.nodes)):
         if resume is None:
             run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
-                             max_value_nodes=max_value_nodes), invoke, clock, timeout, observer)
+                             max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
+                       invoke, clock, timeout, observer)
             return await _drive_async(run, approve, max_concurrency)
         run = _Run(resume.state, invoke, clock, timeout, observer)
         run.queued.extend(resume.running)
@@ -205,6 +215,7 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
         run.tasks.pop(node, None)
         date = run.clock()
         run.state = complete(run.state, node, outcome, date)
+        gc_keep()
         if run.tell is not None:
             run.tell(Finished(node, outcome, date))
 
@@ -244,6 +255,7 @@ async def run_async(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    trace: bool | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
 
@@ -254,4 +266,4 @@ async def run_async(
     invoke = async_activity_invoker(compiled, activities or {}, latent)
     return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
                              max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer, max_value_nodes=max_value_nodes)
+                             observer=observer, max_value_nodes=max_value_nodes, trace=trace)

@@ -1,7 +1,7 @@
 """Call materialisation: from a compiled node and its parameter values to the call an
 activity receives, the messages its results become, and the context it may see (§7.5).
 
-The per-node parts that never change (the call as JSON text, each output message's fixed
+The per-node parts that never change (the call as plain JSON, each output message's fixed
 fields) are cached in a :class:`CallCache`, one per plan object, found with
 :func:`cache_of` and carried by the run state. The cache lives here, in the interpreter
 layer: the compiler's ``CompiledPlan`` stays a frozen value with nothing written into it.
@@ -15,7 +15,6 @@ rebuild every template each run.
 from __future__ import annotations
 
 import functools
-import json
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +28,7 @@ from obelisk.compiler.tools import Tool, validate_params
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
-from obelisk.core.messages import kind_of
+from obelisk.core.messages import MessageLayout, kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
@@ -65,25 +64,27 @@ class CallCache:
     __slots__ = ("templates", "bases", "plan")
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
-        self.templates: dict[int, str] = {}
-        self.bases: dict[tuple[int, int, int], PMap[str, Any]] = {}
+        self.templates: dict[int, dict[str, Any]] = {}
+        self.bases: dict[tuple[int, int, int], MessageLayout] = {}
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
 
-    def template(self, node: Node) -> str:
-        """The node's call as JSON text, ready to be copied (see :func:`resolved_call`)."""
-        text = self.templates.get(node.id)
-        if text is None:
-            text = self.templates[node.id] = _call_text(node)
-        return text
+    def template(self, node: Node) -> dict[str, Any]:
+        """The node's call as plain JSON, never handed out: only copies of it (see
+        :func:`resolved_call`)."""
+        call = self.templates.get(node.id)
+        if call is None:
+            call = self.templates[node.id] = _call_template(node)
+        return call
 
-    def base(self, node: Node, alt: int, number: int, target: Reference) -> PMap[str, Any]:
-        """The fixed part of the message writing target ``number`` of alternative ``alt``."""
+    def base(self, node: Node, alt: int, number: int, target: Reference) -> MessageLayout:
+        """The fixed part of the message writing target ``number`` of alternative ``alt``
+        (``.base``), with the layout its messages are built by."""
         key = (node.id, alt, number)
-        base = self.bases.get(key)
-        if base is None:
-            base = self.bases[key] = message_base(node, target)
-        return base
+        layout = self.bases.get(key)
+        if layout is None:
+            layout = self.bases[key] = MessageLayout(message_base(node, target))
+        return layout
 
 
 #: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
@@ -117,8 +118,7 @@ def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
     :class:`ValueTooLarge` when the values read hold more than ``max_nodes`` JSON values
     together (one frozen value read twice counts twice: it is handed out twice).
     """
-    text = cache.template(node) if cache is not None else _call_text(node)
-    call: Any = json.loads(text)
+    call: Any = fresh(cache.template(node) if cache is not None else _call_template(node))
     left = max_nodes
     for path, value in values.items():
         target = call
@@ -205,16 +205,16 @@ def _repr(value: Any) -> str:
     return text if isinstance(text, str) else type(value).__name__
 
 
-def _call_text(node: Node) -> str:
-    # The call as JSON text, its instance added and literal \† strings unescaped:
-    # json.loads of it is the cheapest fresh copy to resolve parameters into (nodes are
-    # immutable, so the text is cached).
+def _call_template(node: Node) -> dict[str, Any]:
+    # The call as plain JSON, its instance added and literal \† strings unescaped: a
+    # copy of it (``fresh``) is what parameters are resolved into (nodes are immutable,
+    # so the template is cached; copying it costs a fifth of a JSON round trip).
     call: Any = thaw(node.call)
     if node.instance is not None:
         call["_instance"] = node.instance
     for key in [k for k in call if not k.startswith("_")]:
         call[key] = _unescape(call[key])
-    return json.dumps(call, ensure_ascii=False)
+    return call  # type: ignore[no-any-return]
 
 
 def _unescape(value: Any) -> Any:
@@ -250,11 +250,15 @@ def message_base(node: Node, target: Reference) -> PMap[str, Any]:
 
 
 def output_message(node: Node, target: Reference, value: Frozen, date: str,
-                   base: PMap[str, Any] | None = None) -> PMap[str, Any]:
+                   layout: MessageLayout | None = None) -> PMap[str, Any]:
     """The data message that writes ``value`` to one target of a node's output (§7.7):
-    :func:`obelisk.core.messages.output_message` with the node's fields."""
+    :func:`obelisk.core.messages.output_message` with the node's fields (``layout``: the
+    cached :meth:`CallCache.base`, when the caller has it)."""
+    if layout is not None:  # the path's text is in the layout's base already
+        return _output_message(target.kind, target.path, "", node.method, node.instance,
+                               node.call, value, date, layout=layout)
     return _output_message(target.kind, target.path, str(target), node.method,
-                           node.instance, node.call, value, date, base)
+                           node.instance, node.call, value, date)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attrs import evolve
+from pyrsistent import pvector
 
 from obelisk.interpreters.events import Event, EventKind, Status
 
@@ -23,5 +24,6 @@ def cancel(state: RunState) -> RunState:
     for node_id, current in enumerate(state.status):
         if current is Status.RUNNING:
             status = status.set(node_id, Status.CANCELLED)
-            trace = trace.append(Event(EventKind.CANCELLED, node_id))
-    return evolve(state, status=status, running=0, candidates=(), trace=trace)
+            if state.tracing:
+                trace = trace.append(Event(EventKind.CANCELLED, node_id))
+    return evolve(state, status=status, running=0, candidates=pvector(), trace=trace)

@@ -149,10 +149,11 @@ def dry_run(
 
         if interpreter == "sync":
             return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),
-                              approve, read_clock, watch, max_value_nodes=max_value_nodes)
+                              approve, read_clock, watch, max_value_nodes=max_value_nodes,
+                              trace=True)
         return asyncio.run(drive_async(compiled, ctx, async_executor(compiled, registry, steer),
                                        approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes))
+                                       max_value_nodes=max_value_nodes, trace=True))
 
     base = run_once({}, observer)
     if not explore:

@@ -38,6 +38,7 @@ All functions are pure (the plan's ``CallCache`` only memoises).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from attrs import evolve, field, frozen
@@ -47,6 +48,7 @@ from obelisk.compiler.diagnostics import render_text
 from obelisk.compiler.nodes import Node, Param
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output
+from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
@@ -84,7 +86,7 @@ class RunState:
     context: Context
     status: PVector[Status]
     waiting: PVector[int]
-    candidates: tuple[int, ...]
+    candidates: PVector[int]
     running: int
     errors: PMap[int, Any]
     reasons: PMap[int, str]
@@ -94,10 +96,12 @@ class RunState:
     max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
     #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
     #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
-    took: PMap[int, int] = field(factory=pmap)
+    took: Took = field(factory=lambda: Took())
     #: Node id -> the approval message recording the hook's answer (§7 step 3); appended
     #: with the error messages at the run's end, in node order, so timing never shows.
     approvals: PMap[int, Any] = field(factory=pmap)
+    #: True when the transitions record the trace (see :func:`begin`); else it stays empty.
+    tracing: bool = True
     #: The plan's memo of call templates and message bases (not part of the value).
     cache: CallCache = field(factory=CallCache, eq=False, repr=False)
 
@@ -107,6 +111,97 @@ class RunState:
         return not self.candidates and self.running == 0
 
 
+class Took(Mapping[int, int]):
+    """Node id -> the alternative whose write it applied: an immutable mapping kept as a
+    persistent vector of alternatives by node id (-1 for none), since nearly every call
+    that runs writes, and setting one entry of a vector costs a fifth of a PMap's."""
+
+    __slots__ = ("_alts", "_count")
+
+    def __init__(self, alts: PVector[int] | None = None, count: int = 0) -> None:
+        self._alts: PVector[int] = alts if alts is not None else pvector()
+        self._count = count
+
+    def __getitem__(self, node: int) -> int:
+        alts = self._alts
+        alt = alts[node] if 0 <= node < len(alts) else -1
+        if alt < 0:
+            raise KeyError(node)
+        return alt
+
+    def __iter__(self) -> Iterator[int]:
+        return (node for node, alt in enumerate(self._alts) if alt >= 0)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Took):
+            return self._count == other._count and dict(self) == dict(other)
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.items()))
+
+    def __repr__(self) -> str:
+        return f"Took({dict(self)!r})"
+
+    def set(self, node: int, alt: int) -> Took:
+        """A new mapping with ``node`` -> ``alt`` (``alt`` >= 0); this one is unchanged."""
+        alts = self._alts
+        count = self._count
+        if node >= len(alts):
+            alts = alts.extend([-1] * (node - len(alts) + 1))
+        if alts[node] < 0:
+            count += 1
+        return Took(alts.set(node, alt), count)
+
+
+class _Step:
+    """One transition under way: the fields of the state it derives, changed in place.
+
+    Every transition copies its state's fields into a ``_Step`` (their values are
+    persistent, so nothing is copied but references), applies its rules to it, and makes
+    one new :class:`RunState` at the end (:meth:`state`): the old state is never changed,
+    and an event costs one state however many calls it touches. A ``_Step`` never leaves
+    the machine's functions.
+    """
+
+    __slots__ = ("plan", "context", "status", "waiting", "candidates", "running", "errors",
+                 "reasons", "trace", "open", "max_nodes", "took", "approvals", "tracing",
+                 "cache")
+
+    def __init__(self, state: RunState) -> None:
+        self.plan = state.plan
+        self.context = state.context
+        self.status = state.status
+        self.waiting = state.waiting
+        self.candidates = state.candidates
+        self.running = state.running
+        self.errors = state.errors
+        self.reasons = state.reasons
+        self.trace = state.trace
+        self.open = state.open
+        self.max_nodes = state.max_nodes
+        self.took = state.took
+        self.approvals = state.approvals
+        self.tracing = state.tracing
+        self.cache = state.cache
+
+    def state(self) -> RunState:
+        """The new run state this step made."""
+        return RunState(
+            plan=self.plan, context=self.context, status=self.status, waiting=self.waiting,
+            candidates=self.candidates, running=self.running, errors=self.errors,
+            reasons=self.reasons, trace=self.trace, open=self.open, max_nodes=self.max_nodes,
+            took=self.took, approvals=self.approvals, tracing=self.tracing, cache=self.cache)
+
+    def record(self, kind: EventKind, node_id: int, detail: str = "") -> None:
+        """Add a line to the trace, when the run records one."""
+        if self.tracing:
+            self.trace = self.trace.append(Event(kind, node_id, detail))
+
+
 def refuse(plan: CompiledPlan) -> PlanRefused:
     """The error refusing a plan with error diagnostics, its first ten rendered."""
     return PlanRefused(plan, [render_text(d) for d in plan.errors[:10]])
@@ -114,38 +209,50 @@ def refuse(plan: CompiledPlan) -> PlanRefused:
 
 def begin(plan: CompiledPlan, context: Context | None = None, *,
           isolate_invalid: bool = False, open: bool = False,
-          max_value_nodes: int | None = None) -> RunState:
+          max_value_nodes: int | None = None, trace: bool = True) -> RunState:
     """The state before anything has run.
 
     Raises :class:`PlanRefused` for a plan with error diagnostics, unless
     ``isolate_invalid``: then the nodes in ``plan.invalid`` finish at once as INVALID
     (see the module docstring). ``open`` starts a run that admits more calls. A result,
     written value or resolved call over ``max_value_nodes`` JSON values (default
-    :data:`MAX_VALUE_NODES`) fails its call with ``ValueTooLarge``.
+    :data:`MAX_VALUE_NODES`) fails its call with ``ValueTooLarge``. ``trace=False`` keeps
+    the trace empty (a run nobody reads the trace of need not pay for it).
     """
     if not plan.ok and not isolate_invalid:
         raise refuse(plan)
-    waiting = pvector(len(p) for p in plan.predecessors)
+    waiting = pvector([len(p) for p in plan.predecessors])
     invalid = plan.invalid if isolate_invalid else pmap()
     state = RunState(
         plan=plan, context=context if context is not None else plan.context,
         status=pvector([Status.PENDING] * len(plan.nodes)), waiting=waiting,
-        candidates=tuple(n for n, count in enumerate(waiting) if count == 0 and n not in invalid),
+        candidates=pvector([n for n, count in enumerate(waiting)
+                            if count == 0 and n not in invalid]),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
         max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
-        cache=calls.cache_of(plan),
+        tracing=trace, cache=calls.cache_of(plan),
     )
-    for node_id in sorted(invalid):
-        state = invalidate(state, node_id)
+    if invalid:
+        step = _Step(state)
+        for node_id in sorted(invalid):
+            _invalidate(step, node_id)
+        state = step.state()
     return state
 
 
 def invalidate(state: RunState, node_id: int) -> RunState:
+    """The run with node ``node_id`` finished INVALID (see the module docstring)."""
+    step = _Step(state)
+    _invalidate(step, node_id)
+    return step.state()
+
+
+def _invalidate(step: _Step, node_id: int) -> None:
     diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer}
-                   for d in state.plan.invalid[node_id]]
+                   for d in step.plan.invalid[node_id]]
     text = "; ".join(d["message"] for d in diagnostics) or "the call is invalid"
-    return _fail(state, node_id, "Invalid", text, data={"diagnostics": diagnostics},
-                 status=Status.INVALID, event=EventKind.INVALID)
+    _fail(step, node_id, "Invalid", text, data={"diagnostics": diagnostics},
+          status=Status.INVALID, event=EventKind.INVALID)
 
 
 # -- advance: decide what the candidates do ------------------------------------------------
@@ -162,69 +269,80 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
     branch) and null are silent. Skips finish the node, which may make its successors
     candidates in turn.
     """
+    if not state.candidates:
+        return state, ()
+    step = _Step(state)
     ready: list[Invocation] = []
-    while state.candidates:
-        batch = sorted(state.candidates)
-        state = evolve(state, candidates=())  # skips below may add new candidates
+    while step.candidates:
+        batch = sorted(step.candidates)
+        step.candidates = _NONE  # skips below may add new candidates
         for node_id in batch:
-            if state.status[node_id] is not Status.PENDING:
+            if step.status[node_id] is not Status.PENDING:
                 continue  # finished before its turn (an invalid node of a cycle)
-            state, invocation = _evaluate(state, node_id)
+            invocation = _evaluate(step, node_id)
             if invocation is not None:
                 ready.append(invocation)
-    return state, tuple(ready)
+    return step.state(), tuple(ready)
 
 
-def _evaluate(state: RunState, node_id: int) -> tuple[RunState, Invocation | None]:
-    plan = state.plan
+_NONE: PVector[int] = pvector()
+
+
+def _evaluate(step: _Step, node_id: int) -> Invocation | None:
+    plan = step.plan
     node = plan.nodes[node_id]
-    lookup = lookup_in(state.context, node.instance)
+    context = step.context
+    instance = node.instance
     values: dict[Path, Frozen] = {}
     absent: list[Param] = []
     value: Frozen | Missing
     for param in node.params:
+        expr = param.expr
         try:
-            value = evaluate(param.expr, lookup)
+            if type(expr) is Reference:  # the common case, read without a closure
+                value = context.value(expr.kind, expr.path, instance)
+            else:
+                value = evaluate(expr, lookup_in(context, instance))
         except WriteError as exc:
-            return _fail(state, node_id, "WriteError", str(exc)), None
+            _fail(step, node_id, "WriteError", str(exc))
+            return None
         if present(value):
             values[param.path] = value
         else:
             absent.append(param)
     if absent:
-        return _skip(state, node_id, absent), None
-    call = calls.bounded_call(plan, node, values, state.cache, state.max_nodes)
+        _skip(step, node_id, absent)
+        return None
+    call = calls.bounded_call(plan, node, values, step.cache, step.max_nodes)
     if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
-        return _fail(state, node_id, call.type, call.message), None
+        _fail(step, node_id, call.type, call.message)
+        return None
     for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
         call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
     problems = calls.param_problems(tool, call)
     if problems:
-        return _fail(state, node_id, "ParamSchema", f"resolved parameters fail {problems}"), None
-    state = RunState(
-        plan=plan, context=state.context, status=state.status.set(node_id, Status.RUNNING),
-        waiting=state.waiting, candidates=state.candidates, running=state.running + 1,
-        errors=state.errors, reasons=state.reasons,
-        trace=state.trace.append(Event(EventKind.STARTED, node_id)),
-        open=state.open, max_nodes=state.max_nodes, took=state.took,
-        approvals=state.approvals, cache=state.cache,
-    )
-    return state, Invocation(node_id, call, tool, calls.scoped_context(state.context, node))
+        _fail(step, node_id, "ParamSchema", f"resolved parameters fail {problems}")
+        return None
+    step.status = step.status.set(node_id, Status.RUNNING)
+    step.running += 1
+    step.record(EventKind.STARTED, node_id)
+    return Invocation(node_id, call, tool, calls.scoped_context(context, node))
 
 
-def _skip(state: RunState, node_id: int, params: list[Param]) -> RunState:
+def _skip(step: _Step, node_id: int, params: list[Param]) -> None:
     # A call with a parameter that is not present never runs; how it ends is decided by
     # the first of §7's four cases that one of its references is in.
-    found = absences(state, node_id, params)
+    found = absences(step, node_id, params)
     cases = {case for case, _ in found}
-    if state.open and cases & {Absence.WRITTEN_BUT_ABSENT, Absence.UNWRITTEN}:
-        return state  # parked: a call admitted later may write it
+    if step.open and cases & {Absence.WRITTEN_BUT_ABSENT, Absence.UNWRITTEN}:
+        return  # parked: a call admitted later may write it
     if Absence.WRITTEN_BUT_ABSENT in cases:
-        return _fail(state, node_id, "MissingValue",
-                     "; ".join(written_but_absent(state, read) for case, read in found
-                               if case is Absence.WRITTEN_BUT_ABSENT),
-                     status=Status.SKIPPED)
+        _fail(step, node_id, "MissingValue",
+              "; ".join(written_but_absent(step, read) for case, read in found
+                        if case is Absence.WRITTEN_BUT_ABSENT),
+              status=Status.SKIPPED)
+        return
     if Absence.DEAD in cases:
         dead = [p.text for p in params
                 if any(case is Absence.DEAD and read in p.reads for case, read in found)]
@@ -232,13 +350,13 @@ def _skip(state: RunState, node_id: int, params: list[Param]) -> RunState:
     elif Absence.UNWRITTEN in cases:
         refs = ", ".join(str(read.reference) for case, read in found
                          if case is Absence.UNWRITTEN)
-        return _fail(state, node_id, "MissingValue",
-                     f"{refs} has no value, and no call in the plan writes it",
-                     status=Status.SKIPPED)
+        _fail(step, node_id, "MissingValue",
+              f"{refs} has no value, and no call in the plan writes it", status=Status.SKIPPED)
+        return
     else:
         reason = f"{', '.join(p.text for p in params)} is null"
-    return _finish(state, node_id, Status.SKIPPED, reason,
-                   Event(EventKind.SKIPPED, node_id, reason))
+    step.record(EventKind.SKIPPED, node_id, reason)
+    _finish(step, node_id, Status.SKIPPED, reason)
 
 
 # -- approval -----------------------------------------------------------------------------
@@ -252,28 +370,31 @@ def decide(state: RunState, invocation: Invocation,
     """
     node_id = invocation.node
     node = state.plan.nodes[node_id]
+    step = _Step(state)
     match verdict:
         case Approve():
-            return _approved(state, node, "approve"), invocation
+            _approved(step, node, "approve")
+            return step.state(), invocation
         case Deny(reason=reason):
-            state = _approved(state, node, "deny", reason=reason)
-            return _fail(state, node_id, "Denied", reason, event=EventKind.DENIED), None
+            _approved(step, node, "deny", reason=reason)
+            _fail(step, node_id, "Denied", reason, event=EventKind.DENIED)
+            return step.state(), None
         case Replace(call=replacement):
             call = {k: v for k, v in invocation.call.items() if k.startswith("_")}
             call.update({k: v for k, v in replacement.items() if not k.startswith("_")})
-            state = _approved(state, node, "replace", replacement=call)
+            _approved(step, node, "replace", replacement=call)
             problems = calls.param_problems(invocation.tool, call)
             if problems:
-                return _fail(state, node_id, "ParamSchema",
-                             f"the replacement call fails {problems}"), None
-            state = evolve(state, trace=state.trace.append(Event(EventKind.REPLACED, node_id)))
-            return state, evolve(invocation, call=call)
+                _fail(step, node_id, "ParamSchema", f"the replacement call fails {problems}")
+                return step.state(), None
+            step.record(EventKind.REPLACED, node_id)
+            return step.state(), evolve(invocation, call=call)
     raise TypeError(f"not a verdict: {verdict!r}")  # pragma: no cover
 
 
-def _approved(state: RunState, node: Node, decision: str, **details: Any) -> RunState:
+def _approved(step: _Step, node: Node, decision: str, **details: Any) -> None:
     message = calls.approval_message(node, decision, **details)
-    return evolve(state, approvals=state.approvals.set(node.id, message))
+    step.approvals = step.approvals.set(node.id, message)
 
 
 # -- complete: handle an outcome ----------------------------------------------------------
@@ -291,100 +412,104 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
         raise ValueError(f"node {node_id} is not running")
     node = state.plan.nodes[node_id]  # _finish takes it out of ``running``
     output = node.output
+    step = _Step(state)
     match outcome:
+        case Returned(value=value):
+            if output is None:  # fire-and-forget: the result is dropped
+                step.record(EventKind.EXECUTED, node_id)
+                _finish(step, node_id, Status.EXECUTED, "")
+            else:
+                _write(step, node_id, 0, value, date, "")
         case Raised(type=etype, message=message, data=data, contract=contract):
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = calls.json_or_repr(data, state.max_nodes)  # as in _fail
-                return _write(state, node_id, len(output.alternatives) - 1, error, date,
-                              f"{etype} routed to alternative {len(output.alternatives)}")
-            return _fail(state, node_id, etype, message, data=data)
-        case Returned(value=value):
-            if output is None:  # fire-and-forget: the result is dropped
-                return _finish(state, node_id, Status.EXECUTED, "",
-                               Event(EventKind.EXECUTED, node_id))
-            return _write(state, node_id, 0, value, date, "")
+                    error["data"] = calls.json_or_repr(data, step.max_nodes)  # as in _fail
+                _write(step, node_id, len(output.alternatives) - 1, error, date,
+                       f"{etype} routed to alternative {len(output.alternatives)}")
+            else:
+                _fail(step, node_id, etype, message, data=data)
         case Chose(path=path, value=value):
             alt = calls.alternative_of(node, path) if isinstance(path, str) else None
             if alt is None:
                 declared = node.output_text or "(no _outputPath)"
-                return _fail(state, node_id, "BranchContract", f"the activity chose "
-                         f"{calls.shown(path)}, which is not an alternative of {declared}")
-            return _write(state, node_id, alt, value, date, f"chose alternative {alt + 1}")
-    raise TypeError(f"not an outcome: {outcome!r}")  # pragma: no cover
+                _fail(step, node_id, "BranchContract", f"the activity chose "
+                      f"{calls.shown(path)}, which is not an alternative of {declared}")
+            else:
+                _write(step, node_id, alt, value, date, f"chose alternative {alt + 1}")
+        case _:  # pragma: no cover
+            raise TypeError(f"not an outcome: {outcome!r}")
+    return step.state()
 
 
-def _write(state: RunState, node_id: int, alt: int, value: Any, date: str, note: str) -> RunState:
-    node = state.plan.nodes[node_id]
+def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str) -> None:
+    node = step.plan.nodes[node_id]
     assert node.output is not None
-    frozen = calls.checked_result(node, value, state.max_nodes)
+    frozen = calls.checked_result(node, value, step.max_nodes)
     if isinstance(frozen, Raised):
-        return _fail(state, node_id, frozen.type, frozen.message)
-    tool = state.plan.tool_of(node)
+        _fail(step, node_id, frozen.type, frozen.message)
+        return
+    tool = step.plan.tool_of(node)
     if alt == 0 and tool is not None:
         problems = validate_output(tool, thaw(frozen))
         if problems:
             text = "; ".join(f"{p or '/'}: {m}" for p, m in problems)
-            return _fail(state, node_id, "OutputSchema",
-                         f"the result fails {tool.name}'s _output schema: {text}")
-    context = state.context
-    events = []
+            _fail(step, node_id, "OutputSchema",
+                  f"the result fails {tool.name}'s _output schema: {text}")
+            return
+    context = step.context
+    wrote = []
     for number, target in enumerate(node.output.alternatives[alt].targets):
-        base = state.cache.base(node, alt, number, target)
+        layout = step.cache.base(node, alt, number, target)
         write = Write(target.kind, node.instance, target.path, node.method, frozen)
         context, error = context.append_write(
-            calls.output_message(node, target, frozen, date, base), write)
+            calls.output_message(node, target, frozen, date, layout), write)
         if error is not None:  # nothing of a failed fan-out is kept
             # Leave out the message's position in the context: it depends on timing,
             # and the report must not (docs/semantics.md §7, determinism).
             timeless = WriteError(error.reason, kind=error.kind, path=error.path,
                                   method=error.method, instance=error.instance)
-            return _fail(state, node_id, "WriteError", str(timeless))
-        events.append(Event(EventKind.WROTE, node_id, base["_outputPath"]))
-    events.append(Event(EventKind.EXECUTED, node_id, note))
-    return _finish(state, node_id, Status.EXECUTED, note, *events, context=context, took=alt)
+            _fail(step, node_id, "WriteError", str(timeless))
+            return
+        wrote.append(layout.base["_outputPath"])
+    step.context = context
+    if step.tracing:
+        for path_text in wrote:
+            step.record(EventKind.WROTE, node_id, path_text)
+        step.record(EventKind.EXECUTED, node_id, note)
+    step.took = step.took.set(node_id, alt)
+    _finish(step, node_id, Status.EXECUTED, note)
 
 
-def _fail(state: RunState, node_id: int, etype: str, message: str, *, data: Any = MISSING,
-          status: Status = Status.FAILED, event: EventKind | None = None) -> RunState:
-    node = state.plan.nodes[node_id]
+def _fail(step: _Step, node_id: int, etype: str, message: str, *, data: Any = MISSING,
+          status: Status = Status.FAILED, event: EventKind | None = None) -> None:
+    node = step.plan.nodes[node_id]
     if data is not MISSING:
-        data = calls.json_or_repr(data, state.max_nodes)
-    errors = state.errors.set(node_id, calls.error_message(node, etype, message, data))
+        data = calls.json_or_repr(data, step.max_nodes)
+    step.errors = step.errors.set(node_id, calls.error_message(node, etype, message, data))
     kind = event or (EventKind.SKIPPED if status is Status.SKIPPED else EventKind.FAILED)
-    return _finish(state, node_id, status, f"{etype}: {message}",
-                   Event(kind, node_id, f"{etype}: {message}"), errors=errors)
+    step.record(kind, node_id, f"{etype}: {message}")
+    _finish(step, node_id, status, f"{etype}: {message}")
 
 
-def _finish(state: RunState, node_id: int, status: Status, reason: str, *events: Event,
-            context: Context | None = None, errors: PMap[int, Any] | None = None,
-            took: int | None = None) -> RunState:
-    # One new state per finished call: its status, its successors released, its events.
-    waiting = state.waiting
-    released = []
-    for successor in state.plan.successors[node_id]:
+def _finish(step: _Step, node_id: int, status: Status, reason: str) -> None:
+    # A call has finished: its status and reason, and its successors released (its
+    # trace lines were recorded by the caller, before this).
+    waiting = step.waiting
+    current = step.status
+    candidates = step.candidates
+    for successor in step.plan.successors[node_id]:
         count = waiting[successor] - 1
         waiting = waiting.set(successor, count)
-        if count == 0 and state.status[successor] is Status.PENDING:
-            released.append(successor)
-    was_running = state.status[node_id] is Status.RUNNING
-    trace = state.trace
-    for event in events:
-        trace = trace.append(event)
-    return RunState(
-        plan=state.plan,
-        context=state.context if context is None else context,
-        status=state.status.set(node_id, status),
-        waiting=waiting,
-        candidates=state.candidates + tuple(released) if released else state.candidates,
-        running=state.running - 1 if was_running else state.running,
-        errors=state.errors if errors is None else errors,
-        reasons=state.reasons.set(node_id, reason) if reason else state.reasons,
-        trace=trace, open=state.open, max_nodes=state.max_nodes,
-        took=state.took if took is None else state.took.set(node_id, took),
-        approvals=state.approvals, cache=state.cache,
-    )
+        if count == 0 and current[successor] is Status.PENDING:
+            candidates = candidates.append(successor)
+    if current[node_id] is Status.RUNNING:
+        step.running -= 1
+    step.waiting = waiting
+    step.candidates = candidates
+    step.status = current.set(node_id, status)
+    if reason:
+        step.reasons = step.reasons.set(node_id, reason)
 
 
 def finish(state: RunState, *, cancelled: bool = False) -> RunResult:

@@ -5,8 +5,8 @@ the run state; :mod:`obelisk.interpreters.machine` decides the skip from them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from obelisk.compiler.nodes import Param, Read
 from obelisk.core.ast import Reference
@@ -16,8 +16,29 @@ from obelisk.core.resolve import lookup_in
 from obelisk.core.values import MISSING, present
 from obelisk.interpreters.events import Status, Word
 
-if TYPE_CHECKING:  # the machine imports this module; its state is only a type here
-    from obelisk.interpreters.machine import RunState
+if TYPE_CHECKING:
+    from obelisk.compiler.plan import CompiledPlan
+    from obelisk.core.context import Context
+
+
+class RunState(Protocol):
+    """What these rules read of a run: the machine's state, or a transition under way."""
+
+    @property
+    def plan(self) -> CompiledPlan:
+        """The plan being run."""
+
+    @property
+    def context(self) -> Context:
+        """The context so far."""
+
+    @property
+    def status(self) -> Sequence[Status]:
+        """Each node's status."""
+
+    @property
+    def took(self) -> Mapping[int, int]:
+        """The alternative each executed writer took."""
 
 
 class Absence(Word):

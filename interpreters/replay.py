@@ -15,6 +15,7 @@ from attrs import frozen
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.common import gc_keep, gc_tuned
 from obelisk.interpreters.events import (
     Admitted,
     Cancelled,
@@ -73,7 +74,12 @@ def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[Ru
     ``approvals``: the run had an approval hook, so a started call runs only after a
     Decided event; without one, a started call is running at once.
     """
-    state = begin(plan, context, isolate_invalid=isolate_invalid, open=open)
+    with gc_tuned(len(plan.nodes)):  # a replay makes what a run makes: tune as a run does
+        return _replayed(begin(plan, context, isolate_invalid=isolate_invalid, open=open),
+                         events, approvals)
+
+
+def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool) -> Replayed:
     undecided: dict[int, Invocation] = {}
     running: dict[int, Invocation] = {}
     for event in events:
@@ -90,6 +96,7 @@ def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[Ru
                     running[node] = next_step
             case Finished(node=node, outcome=outcome, date=date):
                 state = complete(state, node, outcome, date)
+                gc_keep()
                 running.pop(node, None)
             case Cancelled():
                 state = cancel(state)

@@ -17,7 +17,14 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
+from obelisk.interpreters.common import (
+    Observer,
+    clock_of,
+    gc_keep,
+    gc_tuned,
+    prepare,
+    traced,
+)
 from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
@@ -34,14 +41,15 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                clock: Callable[[], str], observer: Observer | None = None, *,
                isolate_invalid: bool = False,
                max_value_nodes: int | None = None,
-               resume: Replayed | None = None) -> RunResult:
+               resume: Replayed | None = None, trace: bool | None = None) -> RunResult:
     """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
 
     ``observer`` is given every run event (Started, Decided, Finished) as it happens;
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam);
     ``max_value_nodes`` bounds values (see ``machine.begin``). ``resume`` continues a
     replayed run instead of beginning one: its running calls are invoked first, then its
-    undecided calls go to the approval hook.
+    undecided calls go to the approval hook. ``trace``: record the run's trace (see
+    :func:`run_sync`).
     """
     loop = asyncio.new_event_loop()
     tell = observer  # events are made only for an observer: a run without one pays nothing
@@ -52,14 +60,16 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
     def run_one(state: RunState, invocation: Invocation) -> RunState:
         outcome, date = invoke(invocation, wait), clock()
         state = complete(state, invocation.node, outcome, date)
+        gc_keep()
         if tell is not None:
             tell(Finished(invocation.node, outcome, date))
         return state
 
     try:
-        with gc_tuned():
+        with gc_tuned(len(plan.nodes)):
             state = (begin(plan, context, isolate_invalid=isolate_invalid,
-                           max_value_nodes=max_value_nodes) if resume is None else resume.state)
+                           max_value_nodes=max_value_nodes, trace=traced(trace, observer))
+                     if resume is None else resume.state)
             approved: Sequence[Invocation] = () if resume is None else resume.running
             ready: Sequence[Invocation] = () if resume is None else resume.undecided
             while True:
@@ -104,6 +114,7 @@ def run_sync(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    trace: bool | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
 
@@ -113,9 +124,10 @@ def run_sync(
     calls without ``_output``; ``clock`` stamps ``_date``; ``observer`` is given every
     run event. A result, written value or resolved call of more than ``max_value_nodes``
     JSON values (default ``MAX_VALUE_NODES``, 250,000) fails its call with
-    ``ValueTooLarge``. Returns a RunResult.
+    ``ValueTooLarge``. ``trace`` records the result's trace, one line per step (the
+    default, None, records it when an ``observer`` follows the run). Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
     return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
-                      max_value_nodes=max_value_nodes)
+                      max_value_nodes=max_value_nodes, trace=trace)

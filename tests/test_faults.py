@@ -342,7 +342,7 @@ def test_cancelling_the_run_keeps_finished_results_and_leaves_no_task() -> None:
     async def main() -> RunResult:
         task = asyncio.create_task(run_async(
             plan, activities={"quick": quick, "fails": fails, "slow": slow, "slow2": slow,
-                              "later": quick}))
+                              "later": quick}, trace=True))
         await asyncio.sleep(0.05)
         task.cancel()
         result = await task

@@ -81,3 +81,31 @@ def test_runs_leave_the_collector_as_they_found_it() -> None:
     obelisk.dry_run(plan, mocks={"t": {"return": 3}}, interpreter="asyncio")
     assert gc.get_threshold() == (1234, 11, 12)
     assert gc.get_freeze_count() == 0
+
+
+def test_a_large_run_spaces_young_collections_by_its_size() -> None:
+    # Each young collection walks the run's persistent vectors whole: collecting every
+    # fixed number of allocations made the cost per call grow with the plan.
+    gc.set_threshold(700, 10, 10)
+    with obelisk.gc_tuned(100_000):
+        assert gc.get_threshold()[0] >= 5_000_000
+        with obelisk.gc_tuned(10):  # a smaller run under way keeps the wider spacing
+            assert gc.get_threshold()[0] >= 5_000_000
+    assert gc.get_threshold() == (700, 10, 10)
+    with obelisk.gc_tuned(), obelisk.gc_tuned(1_000_000):  # a larger run joining widens it
+        assert gc.get_threshold()[0] >= 50_000_000
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_gc_keep_freezes_what_runs_hold_only_while_one_is_under_way() -> None:
+    assert gc.get_freeze_count() == 0
+    for _ in range(common._GC_FREEZE_EVERY):
+        common.gc_keep()
+    assert gc.get_freeze_count() == 0  # no run: nothing frozen
+    with obelisk.gc_tuned():
+        kept = [[] for _ in range(10)]  # noqa: F841 - tracked objects made in the run
+        frozen = gc.get_freeze_count()
+        for _ in range(common._GC_FREEZE_EVERY):
+            common.gc_keep()
+        assert gc.get_freeze_count() >= frozen
+    assert gc.get_freeze_count() == 0  # released when the last run ends

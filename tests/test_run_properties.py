@@ -172,11 +172,11 @@ def without_delays(mock: Any) -> Any:
 def run_everywhere(scenario: dict[str, Any]) -> dict[str, dict[str, Any]]:
     plan, context, mocks = scenario["plan"], scenario["context"], scenario["mocks"]
     common: dict[str, Any] = dict(instances=scenario["instances"], approve=approval(scenario))
-    sync = run_sync(plan, context, clock=lambda: DRY_RUN_DATE, **common, activities={
+    sync = run_sync(plan, context, clock=lambda: DRY_RUN_DATE, **common, trace=True, activities={
         tool: activity_of(without_delays(mock), "plain") for tool, mock in mocks.items()})
     aio = asyncio.run(run_async(
         plan, context, clock=lambda: DRY_RUN_DATE, max_concurrency=scenario["max_concurrency"],
-        **common, activities={tool: activity_of(mock, "async") for tool, mock in mocks.items()}))
+        **common, trace=True, activities={tool: activity_of(mock, "async") for tool, mock in mocks.items()}))
     return {
         "sync": report(sync), "asyncio": report(aio),
         "dry-sync": dry_run(plan, context, mocks=mocks, **common).report(),

@@ -1,0 +1,159 @@
+"""The machine's transitions are cheap and leave every earlier state as it was.
+
+Each transition (``advance``, ``decide``, ``complete``, ``cancel``) works on a local step
+and makes one new state; these tests keep every state a run passed through, with a deep
+copy of what it held when it was made, and check that nothing later changed any of them.
+They also pin the trace option: recorded when asked, or when an observer follows the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from obelisk import compile_plan, run_async, run_sync
+from obelisk.core.values import thaw
+from obelisk.interpreters.machine import (
+    RunState,
+    Took,
+    advance,
+    begin,
+    cancel,
+    complete,
+    decide,
+    finish,
+)
+from obelisk.interpreters.outcomes import Approve, Deny, Raised, Returned
+
+DATE = "2025-10-26T12:00:00Z"
+
+PLAN: list[dict[str, Any]] = [
+    {"_tool": "src", "_outputPath": "†state.src"},
+    {"_tool": "pay", "x": "†state.src", "_outputPath": "†state.ok || †state.err"},
+    {"_tool": "use", "x": "†state.ok", "_outputPath": "†state.used"},
+    {"_tool": "fix", "x": "†state.err", "_outputPath": "†state.fixed"},
+    {"_tool": "fan", "x": "†state.src", "_outputPath": "†state.out.a"},
+    {"_tool": "fan", "x": "†state.src", "_outputPath": "†state.out.b"},
+    {"_tool": "join", "x": "†state.out", "_outputPath": "†state.joined"},
+    {"_tool": "deny", "x": "†state.src", "_outputPath": "†state.denied"},
+    {"_tool": "fail", "x": "†state.src", "_outputPath": "†state.failed"},
+    {"_tool": "late", "x": "†state.joined", "_outputPath": "†state.late"},
+]
+
+
+def snapshot(state: RunState) -> dict[str, Any]:
+    """A deep, plain copy of everything a state holds."""
+    return {
+        "context": state.context.to_json(), "messages": len(state.context),
+        "views": {k: thaw(state.context.view(k)[0]) for k in state.context.kinds},
+        "status": list(state.status), "waiting": list(state.waiting),
+        "candidates": sorted(state.candidates), "running": state.running,
+        "errors": thaw(dict(state.errors)), "reasons": dict(state.reasons),
+        "trace": list(state.trace), "took": dict(state.took),
+        "approvals": thaw(dict(state.approvals)), "open": state.open,
+    }
+
+
+def test_no_transition_changes_an_earlier_state() -> None:
+    plan = compile_plan(PLAN)
+    seen: list[tuple[RunState, dict[str, Any]]] = []
+
+    def keep(state: RunState) -> RunState:
+        seen.append((state, snapshot(state)))
+        return state
+
+    state = keep(begin(plan))
+    outcomes = {"pay": Raised("Declined", "no"), "fail": Raised("Broken", "b")}
+    while True:
+        state, ready = advance(state)
+        keep(state)
+        if not ready:
+            break
+        for invocation in ready:
+            tool = plan.nodes[invocation.node].tool
+            verdict = Deny("no") if tool == "deny" else Approve()
+            state, approved = decide(state, invocation, verdict)
+            keep(state)
+            if approved is None:
+                continue
+            if tool == "late":
+                keep(cancel(state))  # a branch of the run that is cancelled here
+                continue
+            state = keep(complete(state, invocation.node,
+                                  outcomes.get(tool or "", Returned({"v": tool})), DATE))
+    result = finish(state)
+    assert [c.outcome for c in result.calls] == [
+        "executed", "executed", "skipped", "executed", "executed", "executed", "executed",
+        "failed", "failed", "running"]
+    for old, copy in seen:
+        assert snapshot(old) == copy
+
+
+def test_an_advance_with_nothing_to_do_returns_the_same_state() -> None:
+    state, _ = advance(begin(compile_plan([{"_tool": "a", "_outputPath": "†state.a"}])))
+    again, ready = advance(state)
+    assert ready == () and again is state
+
+
+def test_begin_without_the_trace_records_none_and_changes_nothing_else() -> None:
+    plan = compile_plan(PLAN)
+
+    def drive(trace: bool) -> RunState:
+        state = begin(plan, trace=trace)
+        while True:
+            state, ready = advance(state)
+            if not ready:
+                return state
+            for invocation in ready:
+                state = complete(state, invocation.node, Returned(1), DATE)
+
+    with_trace, without = drive(True), drive(False)
+    assert len(with_trace.trace) > 0 and len(without.trace) == 0
+    assert finish(without) == finish(with_trace)  # a result's trace is not part of its value
+    assert finish(without).trace == ()
+
+
+def clock() -> str:
+    return DATE
+
+
+def activity(call: dict[str, Any], tool: Any, context: Any) -> Any:
+    return {"ok": True}
+
+
+async def async_activity(call: dict[str, Any], tool: Any, context: Any) -> Any:
+    return {"ok": True}
+
+
+def test_a_run_records_its_trace_when_asked_or_watched() -> None:
+    plan = [{"_tool": "t", "_outputPath": "†state.a"},
+            {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}]
+    events: list[Any] = []
+    plain = run_sync(plan, activities={"t": activity}, clock=clock)
+    asked = run_sync(plan, activities={"t": activity}, clock=clock, trace=True)
+    watched = run_sync(plan, activities={"t": activity}, clock=clock, observer=events.append)
+    refused = run_sync(plan, activities={"t": activity}, clock=clock, observer=events.append, trace=False)
+    assert plain.trace == () and refused.trace == ()
+    assert asked.trace == watched.trace != ()
+    assert [e["event"] for e in asked.trace] == [
+        "started", "wrote", "executed", "started", "wrote", "executed"]
+    assert plain == asked == watched == refused  # the same run otherwise
+
+    async def both() -> tuple[Any, Any]:
+        return (await run_async(plan, activities={"t": async_activity}, clock=clock),
+                await run_async(plan, activities={"t": async_activity}, clock=clock, trace=True))
+
+    quiet, traced = asyncio.run(both())
+    assert quiet.trace == () and traced.trace == asked.trace and quiet == traced == plain
+
+
+def test_took_is_an_immutable_mapping_of_node_to_alternative() -> None:
+    empty = Took()
+    one = empty.set(3, 1)
+    two = one.set(0, 0).set(3, 2)
+    assert dict(empty) == {} and len(empty) == 0
+    assert dict(one) == {3: 1} and len(one) == 1  # the old one is unchanged below
+    assert dict(two) == {0: 0, 3: 2} and len(two) == 2 and list(two) == [0, 3]
+    assert one.get(0) is None and two.get(0) == 0 and 7 not in two and -1 not in two
+    assert two == {0: 0, 3: 2} and two == Took().set(3, 2).set(0, 0) and two != one
+    assert hash(two) == hash(Took().set(0, 0).set(3, 2))
