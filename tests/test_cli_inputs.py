@@ -79,6 +79,19 @@ def test_no_tools_says_nothing_was_checked(tmp_path: pathlib.Path) -> None:
         f"{plan}: {NO_TOOLS}", '    hint: give --tools FILE or a "tools" list in the plan file']
 
 
+@pytest.mark.parametrize("form", ["mermaid", "dot", "json"])
+def test_graph_says_on_stderr_that_no_tools_were_given(tmp_path: pathlib.Path,
+                                                       form: str) -> None:
+    plan = write(tmp_path, "p.json", [{"_tool": "echo", "_outputPath": "†state.a"}])
+    code, out, err = run("graph", plan, "--format", form)
+    assert code == 0 and err.count("[no-tools]") == 1 and "no-tools" not in out
+    assert err.startswith(f"{plan}: {NO_TOOLS}\n    hint: give --tools FILE")
+    tools = write(tmp_path, "tools.json", [
+        {"type": "object", "properties": {"_tool": {"const": "echo"}}}])
+    code, _, err = run("graph", plan, "--format", form, "--tools", tools)
+    assert code == 0 and err == ""
+
+
 @pytest.mark.parametrize("command", ["dry-run", "run"])
 def test_dry_run_and_run_say_once_that_no_tools_were_given(tmp_path: pathlib.Path,
                                                            command: str) -> None:

@@ -29,7 +29,7 @@ from obelisk.cli.common import (
     read_inputs,
     read_inputs_without_plan,
 )
-from obelisk.cli.render import render_located, wheres
+from obelisk.cli.render import render_located, render_notes, wheres
 from obelisk.cli.safe import inert, inert_lines, json_text
 from obelisk.jsonio import InputError
 from obelisk.planfile import PLAN_FILE_SCHEMA, PlanFile
@@ -126,6 +126,7 @@ def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(json_text(plan.to_json(), stream=out), file=out)
     else:
         out.write(inert_lines(plan.to_mermaid()))
+    render_notes(input_notes(pf), pf, err)  # on stderr: the graph on stdout stays clean
     if not plan.ok:
         print(f"note: the plan has errors ({summary(plan.diagnostics)}); "
               f"see obelisk validate {inert(args.file)}", file=err)
