@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import re
+import sys
 from importlib import resources
 from typing import Any
 
@@ -38,12 +39,25 @@ MAX_LENGTH = 4096
 #: Deepest parenthesis nesting accepted.
 MAX_DEPTH = 64
 
-_PARSER = Lark(
-    resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
-    parser="lalr",
-    start=["input", "output", "ref"],
-    maybe_placeholders=False,
-)
+
+
+@functools.cache
+def _parser(inline: bool) -> Lark:
+    """The LALR parser of ``grammar.lark``, built on first use and kept for the process.
+
+    Built lazily because most expressions never reach it (see :func:`_plain`) and
+    building it costs about 15 ms, which every ``import obelisk`` used to pay. With
+    ``inline`` the builder runs inside the parser (lark's ``transformer=``): no parse tree
+    is made, which roughly halves the cost of a parse; the tree form is kept for the
+    depth check and for exact error precedence (see :func:`_parse_tree_or_inline`).
+    """
+    return Lark(
+        resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
+        parser="lalr",
+        start=["input", "output", "ref"],
+        maybe_placeholders=False,
+        transformer=_BUILD if inline else None,
+    )
 
 #: How terminals are named to a user in "expected ..." lists.
 _TERMINALS = {
@@ -106,22 +120,83 @@ def unescape_literal(value: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_input(text: str) -> Expr:
-    result = _build(text, _parse(text, "input"))
+    plain = _plain(text)
+    if plain is not None:
+        return plain
+    result = _parse_built(text, "input")
     assert isinstance(result, (Reference, Literal, Or, And))
     return result
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_output(text: str) -> OutputExpr:
-    expr = _build(text, _parse(text, "output"))
-    return _to_output(expr, text)
+    plain = _plain(text)
+    if plain is not None:  # what _to_output makes of a lone reference
+        return OutputExpr((FanOut((plain,), plain.span),), plain.span)
+    return _to_output(_parse_built(text, "output"), text)
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_reference(text: str) -> Reference:
-    result = _build(text, _parse(text, "ref"))
+    plain = _plain(text)
+    if plain is not None:
+        return plain
+    result = _parse_built(text, "ref")
     assert isinstance(result, Reference)
     return result
+
+
+# -- the fast path: one plain reference, without the parser ----------------------------
+#
+# Nearly every expression in real plans is one reference of plain keys and indexes
+# (†state.user.id, †data.items.0). For those, a regular expression built from the
+# grammar's own KIND and WORD terminals gives the same Reference the parser would: the
+# contextual lexer allows only KIND after †, only WORD (or a quoted STRING, which is not
+# taken here) after a dot, and a word never holds a dot, so splitting at the dots yields
+# exactly the lexer's tokens. Anything else (quotes, operators, parentheses, literals,
+# any error at all) goes to the parser, so the grammar stays the one definition of the
+# language and of every error message. tests/test_parse_fast.py checks, on generated and
+# mutated inputs, that both give identical ASTs and identical errors.
+
+#: The grammar's KIND terminal (grammar.lark), verbatim.
+KIND_PATTERN = r"[^\W\d][\w$-]*|\$[\w$-]*"
+#: The grammar's WORD terminal (grammar.lark), verbatim.
+WORD_PATTERN = r"-?(?:0|[1-9][0-9]*)(?![\w$-])|[\w$][\w$-]*"
+_PLAIN = re.compile(
+    f"†({KIND_PATTERN})((?:\\.(?:{WORD_PATTERN}))*)" r"[ \t\r\n]*")
+
+
+def _plain(text: object) -> Reference | None:
+    """The Reference a plain ``†kind.key.0`` text parses to, or None to use the parser."""
+    if not isinstance(text, str) or len(text) > MAX_LENGTH:
+        return None  # the parser's checks give the errors
+    match = _PLAIN.fullmatch(text)
+    if match is None:
+        return None
+    dotted = match.group(2)
+    path: Path = () if not dotted else tuple(
+        int(word) if _INDEX.fullmatch(word) else _intern(word)
+        for word in dotted[1:].split("."))
+    return Reference(_intern(match.group(1)), path, Span(0, match.end(2)))
+
+
+def _parse_built(text: str, start: str) -> object:
+    """``text`` parsed by the grammar from rule ``start`` and built into AST nodes."""
+    _check_text(text)
+    source = text.rstrip(_SPACE)
+    # With the builder inside the parser there is no tree for the depth check, so that
+    # path is taken only when the depth cannot exceed the limit: each nesting level
+    # opens with its own "(".
+    if source.count("(") <= MAX_DEPTH:
+        try:
+            return _parser(True).parse(source, start=start)
+        except UnexpectedInput as exc:
+            raise _syntax_error(exc, text, start) from None
+        except _LiteralError:
+            # A bad literal found mid-parse: a syntax error further on comes first in
+            # the tree path (parse, then depth, then build), so let it decide.
+            pass
+    return _build(text, _parse(text, start))
 
 
 def _build(text: str, tree: Tree[Token]) -> object:
@@ -135,7 +210,8 @@ def _build(text: str, tree: Tree[Token]) -> object:
         raise
 
 
-def _parse(text: str, start: str) -> Tree[Token]:
+def _check_text(text: str) -> None:
+    """The checks before parsing: a str, not longer than the limit."""
     if not isinstance(text, str):
         raise TypeError(f"an expression is a str, not {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -144,9 +220,13 @@ def _parse(text: str, start: str) -> Tree[Token]:
             text, MAX_LENGTH + 1, end=len(text) + 1,
             hint="split the work across calls, or keep large values in the context",
         )
+
+
+def _parse(text: str, start: str) -> Tree[Token]:
+    _check_text(text)
     source = text.rstrip(_SPACE)  # trailing whitespace is harmless; leading is not allowed
     try:
-        tree = _PARSER.parse(source, start=start)
+        tree = _parser(False).parse(source, start=start)
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text, start) from None
     _check_depth(tree, text)
@@ -356,6 +436,8 @@ class _Build(Transformer[Token, object]):
 
 
 _BUILD = _Build()
+#: One copy of each kind name and key across a plan's references (they repeat a lot).
+_intern = sys.intern
 #: An index: an optionally negative run of ASCII digits without leading zeros.
 _INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
