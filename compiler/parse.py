@@ -13,27 +13,21 @@ import functools
 import json
 import math
 import re
-import sys
 from importlib import resources
 from typing import Any
 
 from attrs import frozen
 from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import UnexpectedInput, VisitError
 
+from obelisk.compiler.plainref import INDEX, plain_reference
+from obelisk.compiler.syntaxerrors import SPACE, syntax_error
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import use_reference_parser
 from obelisk.core.paths import Path
 
-#: The whitespace allowed around operators and parentheses, and trimmed at the end.
-_SPACE = " \t\r\n"
+_SPACE = SPACE
 #: Longest expression accepted, in characters.
 MAX_LENGTH = 4096
 #: Deepest parenthesis nesting accepted.
@@ -45,7 +39,7 @@ MAX_DEPTH = 64
 def _parser(inline: bool) -> Lark:
     """The LALR parser of ``grammar.lark``, built on first use and kept for the process.
 
-    Built lazily because most expressions never reach it (see :func:`_plain`) and
+    Built lazily because most expressions never reach it (see :mod:`obelisk.compiler.plainref`) and
     building it costs about 15 ms, which every ``import obelisk`` used to pay. With
     ``inline`` the builder runs inside the parser (lark's ``transformer=``): no parse tree
     is made, which roughly halves the cost of a parse; the tree form is kept for the
@@ -58,26 +52,6 @@ def _parser(inline: bool) -> Lark:
         maybe_placeholders=False,
         transformer=_BUILD if inline else None,
     )
-
-#: How terminals are named to a user in "expected ..." lists.
-_TERMINALS = {
-    "DAGGER": "† (a reference)",
-    "KIND": "a kind name (state, input, data, ...)",
-    "WORD": "a key or an index",
-    "STRING": "a quoted string",
-    "NUMBER": "a number",
-    "_OR": "||",
-    "_AND": "&&",
-    "_LPAR": "(",
-    "_RPAR": ")",
-    "DOT": ".",
-    "TRUE": "true",
-    "FALSE": "false",
-    "NULL": "null",
-    "$END": "the end of the expression",
-}
-_ORDER = list(_TERMINALS)
-
 
 def parse_input(text: str) -> Expr:
     """Parse an input expression (a parameter string that starts with ``†``).
@@ -120,7 +94,7 @@ def unescape_literal(value: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_input(text: str) -> Expr:
-    plain = _plain(text)
+    plain = plain_reference(text, MAX_LENGTH)
     if plain is not None:
         return plain
     result = _parse_built(text, "input")
@@ -130,7 +104,7 @@ def _parse_input(text: str) -> Expr:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_output(text: str) -> OutputExpr:
-    plain = _plain(text)
+    plain = plain_reference(text, MAX_LENGTH)
     if plain is not None:  # what _to_output makes of a lone reference
         return OutputExpr((FanOut((plain,), plain.span),), plain.span)
     return _to_output(_parse_built(text, "output"), text)
@@ -138,46 +112,12 @@ def _parse_output(text: str) -> OutputExpr:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_reference(text: str) -> Reference:
-    plain = _plain(text)
+    plain = plain_reference(text, MAX_LENGTH)
     if plain is not None:
         return plain
     result = _parse_built(text, "ref")
     assert isinstance(result, Reference)
     return result
-
-
-# -- the fast path: one plain reference, without the parser ----------------------------
-#
-# Nearly every expression in real plans is one reference of plain keys and indexes
-# (†state.user.id, †data.items.0). For those, a regular expression built from the
-# grammar's own KIND and WORD terminals gives the same Reference the parser would: the
-# contextual lexer allows only KIND after †, only WORD (or a quoted STRING, which is not
-# taken here) after a dot, and a word never holds a dot, so splitting at the dots yields
-# exactly the lexer's tokens. Anything else (quotes, operators, parentheses, literals,
-# any error at all) goes to the parser, so the grammar stays the one definition of the
-# language and of every error message. tests/test_parse_fast.py checks, on generated and
-# mutated inputs, that both give identical ASTs and identical errors.
-
-#: The grammar's KIND terminal (grammar.lark), verbatim.
-KIND_PATTERN = r"[^\W\d][\w$-]*|\$[\w$-]*"
-#: The grammar's WORD terminal (grammar.lark), verbatim.
-WORD_PATTERN = r"-?(?:0|[1-9][0-9]*)(?![\w$-])|[\w$][\w$-]*"
-_PLAIN = re.compile(
-    f"†({KIND_PATTERN})((?:\\.(?:{WORD_PATTERN}))*)" r"[ \t\r\n]*")
-
-
-def _plain(text: object) -> Reference | None:
-    """The Reference a plain ``†kind.key.0`` text parses to, or None to use the parser."""
-    if not isinstance(text, str) or len(text) > MAX_LENGTH:
-        return None  # the parser's checks give the errors
-    match = _PLAIN.fullmatch(text)
-    if match is None:
-        return None
-    dotted = match.group(2)
-    path: Path = () if not dotted else tuple(
-        int(word) if _INDEX.fullmatch(word) else _intern(word)
-        for word in dotted[1:].split("."))
-    return Reference(_intern(match.group(1)), path, Span(0, match.end(2)))
 
 
 def _parse_built(text: str, start: str) -> object:
@@ -191,7 +131,7 @@ def _parse_built(text: str, start: str) -> object:
         try:
             return _parser(True).parse(source, start=start)
         except UnexpectedInput as exc:
-            raise _syntax_error(exc, text, start) from None
+            raise syntax_error(exc, text, start) from None
         except _LiteralError:
             # A bad literal found mid-parse: a syntax error further on comes first in
             # the tree path (parse, then depth, then build), so let it decide.
@@ -228,81 +168,9 @@ def _parse(text: str, start: str) -> Tree[Token]:
     try:
         tree = _parser(False).parse(source, start=start)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, text, start) from None
+        raise syntax_error(exc, text, start) from None
     _check_depth(tree, text)
     return tree
-
-
-def _syntax_error(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
-    if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream or 0
-        expected = _describe(exc.allowed)
-        if text[pos] in " \t\r\n":
-            # Point at what follows the space: "†a | †b" is about the "|", not the space.
-            after = len(text) - len(text[pos:].lstrip())
-            if after < len(text) and text[after] in "|&":
-                pos = after
-        found = text[pos]
-        reason = f"unexpected character {found!r}"
-        bad_escape = _BAD_ESCAPE.match(text, pos) if found in "'\"" else None
-        if bad_escape is not None:
-            pos = bad_escape.start(1)
-            found = text[pos]
-            reason = f"unknown escape {bad_escape.group(1)} in a string"
-            expected = ()
-            hint: str | None = "strings use JSON's escapes: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX (and \\' in single quotes)"
-        elif found == "|" or found == "&":
-            hint = f"operators are written twice: {found * 2}"
-        elif found == " " or found == "\t":
-            hint = ("two operands need || or && between them; a key with spaces is "
-                    "quoted: †state.\"my key\"")
-        elif found == "." and pos > 0 and text[pos - 1] == ".":
-            hint = "two dots in a row: a key is missing between them"
-        else:
-            hint = None
-        end = pos + 1
-    elif isinstance(exc, UnexpectedToken):
-        token = exc.token
-        pos = len(text.rstrip(_SPACE)) if token.type == "$END" else (token.start_pos or 0)
-        expected = _describe(exc.expected)
-        if token.type == "$END":
-            reason = "the expression ends too early"
-            end = pos + 1
-        else:
-            reason = f"unexpected {str(token).strip(_SPACE)!r}"
-            if token.type in ("STRING", "NUMBER", "TRUE", "FALSE", "NULL") and start != "input":
-                reason = "an output path cannot hold a literal"
-            end = token.end_pos or pos + 1
-        hint = _hint_for_token(text, pos, start)
-    elif isinstance(exc, UnexpectedEOF):
-        pos = len(text.rstrip(_SPACE))
-        expected = _describe(exc.expected)
-        reason = "the expression ends too early"
-        end = pos + 1
-        hint = None
-    else:  # pragma: no cover - lark has no other UnexpectedInput
-        pos, expected, reason, end, hint = 0, (), str(exc), 1, None
-    if pos == 0 and not text.startswith("†") and not text[:1] in "'\"(-0123456789tfn":
-        hint = "an expression starts with †, as in †state.user.id"
-    return ExpressionSyntaxError(reason, text, pos + 1, expected, end=end + 1, hint=hint)
-
-
-def _hint_for_token(text: str, pos: int, start: str) -> str | None:
-    before = text[:pos].rstrip()
-    if before.endswith("."):
-        return "a '.' must be followed by a key or an index"
-    if before.endswith("†"):
-        return "a † must be followed by a kind, as in †state"
-    if start == "ref":
-        return "this must be a single reference such as †state.user.status, without || or &&"
-    return None
-
-
-def _describe(names: object) -> tuple[str, ...]:
-    assert isinstance(names, (set, frozenset, list, tuple))
-    known = sorted({n for n in names if isinstance(n, str)}, key=lambda n: (
-        _ORDER.index(n) if n in _TERMINALS else len(_ORDER), n))
-    return tuple(_TERMINALS.get(n, n.strip('"').lower()) for n in known)
 
 
 def _check_depth(tree: Tree[Token], text: str) -> None:
@@ -333,10 +201,6 @@ def _first_position(node: Tree[Token]) -> int:
             return 0
         current = current.children[0]
     return current.start_pos or 0
-
-
-#: A quoted string up to its first escape JSON does not have (\q, a short \u12).
-_BAD_ESCAPE = re.compile(r"""(?:'(?:[^'\\]|\\['"\\/bfnrt]|\\u[0-9a-fA-F]{4})*|"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*)(\\(?:u[0-9a-fA-F]{0,3}|[^u]?))""")
 
 
 class _LiteralError(Exception):
@@ -408,7 +272,7 @@ class _Build(Transformer[Token, object]):
 
     def word_segment(self, children: list[Token]) -> _Segment:
         word = str(children[0])
-        value: str | int = int(word) if _INDEX.fullmatch(word) else word
+        value: str | int = int(word) if INDEX.fullmatch(word) else word
         return _Segment(value, children[0].end_pos or 0)
 
     def quoted_segment(self, children: list[Token]) -> _Segment:
@@ -436,10 +300,6 @@ class _Build(Transformer[Token, object]):
 
 
 _BUILD = _Build()
-#: One copy of each kind name and key across a plan's references (they repeat a lot).
-_intern = sys.intern
-#: An index: an optionally negative run of ASCII digits without leading zeros.
-_INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
 def _flatten(node: object, kind: type) -> list[object]:

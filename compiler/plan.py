@@ -26,7 +26,9 @@ the context, a call without ``_instance`` has none either (it would never run).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyrsistent import PMap, PVector, pmap
@@ -90,13 +92,52 @@ def compile_plan(
     """
     if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, (Sequence, PVector)):
         raise PlanError(f"a plan is a list of calls, got {json_type(calls)}")
+    with _collector_tuned():
+        return _compile(calls, tools, context, instances, open)
+
+
+#: The first generation's threshold while a plan compiles (see :func:`_collector_tuned`).
+GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def _collector_tuned() -> Iterator[None]:
+    """Fewer garbage collections while a plan compiles; the thresholds are restored after.
+
+    Compiling allocates many small objects and keeps nearly all of them (the plan), so
+    the collector's passes find almost nothing while, with CPython's default thresholds,
+    they took a fifth to a quarter of the time at 10,000 calls. The first generation's
+    threshold is raised for the compile (the objects still get collected, just in
+    larger batches) and restored afterwards, also when the compile raises. It is only
+    raised when lower, and only restored when no one changed it meanwhile, so a run
+    (whose interpreters tune the collector more) or another thread is left as it was.
+    Collector settings are process state, not I/O: compiling stays pure.
+    """
+    saved = gc.get_threshold()
+    if not gc.isenabled() or saved[0] >= GC_THRESHOLD:
+        yield
+        return
+    tuned = (GC_THRESHOLD, max(saved[1], 20), max(saved[2], 20))
+    gc.set_threshold(*tuned)
+    try:
+        yield
+    finally:
+        if gc.get_threshold() == tuned:
+            gc.set_threshold(*saved)
+
+
+def _compile(calls: Sequence[Any], tools: ToolRegistry | Iterable[Any] | None,
+             context: Context | Iterable[Any] | None, instances: bool,
+             open: bool) -> CompiledPlan:
     registry = tools if isinstance(tools, ToolRegistry) else (
         ToolRegistry.of(tools) if tools else None)
     if registry is not None and len(registry) == 0:
         registry = None
     ctx = context if isinstance(context, Context) else Context.of(context or ())
 
-    readings = [read_call(i, call, registry) for i, call in enumerate(calls)]
+    memo: dict[Any, Any] = {}  # per-plan work shared between calls; dropped after reading
+    readings = [read_call(i, call, registry, memo) for i, call in enumerate(calls)]
+    del memo
     expanded, expand_diagnostics = _expand(readings, ctx, instances)
     graph = build_graph(expanded, ctx, registry, Limits(
         max_races=MAX_RACES, max_related=MAX_RELATED, max_race_pairs=MAX_RACE_PAIRS,

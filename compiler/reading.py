@@ -54,23 +54,44 @@ class CallInfo:
 PRESCRIBABLE = ("_outputPath", "_outputMethod", "_scopes", "_delegate")
 
 
-def prescribed_meta(call: PMap[str, Frozen], tool: Tool | None) -> PMap[str, Frozen]:
+def prescribed_meta(call: PMap[str, Frozen], tool: Tool | None,
+                    memo: dict[Any, Any] | None = None) -> PMap[str, Frozen]:
     """The meta-properties ``tool`` prescribes (``properties.<name>.const``, else
-    ``.default``) that ``call`` leaves out: the call takes them as if it had written them."""
-    props = tool.schema.get("properties") if tool is not None and isinstance(
-        tool.schema, PMap) else None
+    ``.default``) that ``call`` leaves out: the call takes them as if it had written them.
+
+    ``memo``: as for :func:`read_call` (what a tool prescribes is found once per plan).
+    """
+    if tool is None:
+        return _NOTHING
+    key = ("prescribed", id(tool))
+    offered = memo.get(key) if memo is not None else None
+    if offered is None:
+        offered = _prescribable(tool)
+        if memo is not None:
+            memo[key] = offered
+    if not offered:
+        return _NOTHING
+    return pmap({name: value for name, value in offered if name not in call})
+
+
+_NOTHING: PMap[str, Frozen] = pmap()
+
+
+def _prescribable(tool: Tool) -> tuple[tuple[str, Frozen], ...]:
+    # What the tool would prescribe to a call that writes none of them.
+    props = tool.schema.get("properties") if isinstance(tool.schema, PMap) else None
     if not isinstance(props, PMap):
-        return pmap()
-    found: dict[str, Frozen] = {}
+        return ()
+    found: list[tuple[str, Frozen]] = []
     for name in PRESCRIBABLE:
         schema = props.get(name)
-        if name in call or not isinstance(schema, PMap):
+        if not isinstance(schema, PMap):
             continue
         for keyword in ("const", "default"):
             if keyword in schema:
-                found[name] = schema[keyword]
+                found.append((name, schema[keyword]))
                 break
-    return pmap(found)
+    return tuple(found)
 
 
 @frozen
@@ -82,9 +103,15 @@ class CallReading:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReading:
+def read_call(index: int, raw: Any, registry: ToolRegistry | None,
+              memo: dict[Any, Any] | None = None) -> CallReading:
     """Read call number ``index`` of a plan: parse its expressions, check its
-    meta-properties, and (when a registry is given) its tool and literal parameters."""
+    meta-properties, and (when a registry is given) its tool and literal parameters.
+
+    ``memo``: a dict kept across the calls of one plan (then dropped), so work that
+    depends only on the tool and a value is done once per plan (see
+    :func:`~obelisk.compiler.validation.literal_param_errors`).
+    """
     if not isinstance(raw, (Mapping, PMap)):
         return CallReading(None, (Diagnostic(
             "invalid-call", f"a call must be a JSON object, got {json_type(raw)}", call=index,
@@ -99,8 +126,9 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReadin
     tool_name = tool if isinstance(tool, str) and tool else None
     report: _Report = partial(Diagnostic, call=index, tool=tool_name)
     prescribed = prescribed_meta(call, registry.get(tool_name) if registry is not None
-                                 and tool_name is not None else None)
-    meta = call.update(prescribed)  # what the call means: as written, plus what is prescribed
+                                 and tool_name is not None else None, memo)
+    # What the call means: as written, plus what is prescribed.
+    meta = call.update(prescribed) if prescribed else call
     params, param_diags = _read_params(call, report)
     output, output_diags = _read_output(meta.get("_outputPath"), report)
     method, method_diags = _read_method(meta.get("_outputMethod"), report)
@@ -114,7 +142,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReadin
     )
     return CallReading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
-        *instance_diags, *scope_diags, *_check_literals(info, registry, report),
+        *instance_diags, *scope_diags, *_check_literals(info, registry, report, memo),
     ))
 
 
@@ -230,14 +258,14 @@ def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diag
     return tuple(scopes), tuple(found)
 
 
-def _check_literals(info: CallInfo, registry: ToolRegistry | None,
-                    report: _Report) -> tuple[Diagnostic, ...]:
+def _check_literals(info: CallInfo, registry: ToolRegistry | None, report: _Report,
+                    memo: dict[Any, Any] | None) -> tuple[Diagnostic, ...]:
     # Literal parameters against the tool's schema (references are type-checked later).
     tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
     if tool is None:
         return ()
     return tuple(report("param-schema", message, pointer=pointer)
-                 for pointer, message in literal_param_errors(tool, thaw(info.call)))  # type: ignore[arg-type]
+                 for pointer, message in literal_param_errors(tool, thaw(info.call), memo))  # type: ignore[arg-type]
 
 
 def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:

@@ -32,9 +32,9 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text, schema_types_at, types_compatible
+from obelisk.compiler.shape import ToolShape
 from obelisk.compiler.validation import (
     MAX_MESSAGE,
-    ToolShape,
     literal_param_errors,
     shorten,
     validate_output,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from obelisk.compiler import parse
+from obelisk.compiler import parse, plainref
 from obelisk.compiler.parse import MAX_DEPTH, MAX_LENGTH, parse_input, parse_output, parse_reference
 from obelisk.core.ast import Reference, Span
 from obelisk.core.errors import ExpressionSyntaxError
@@ -155,8 +155,8 @@ def test_edge_cases_match_the_grammar(text: str) -> None:
 def test_the_fast_path_uses_the_grammars_terminals() -> None:
     # The regular expression is built from KIND and WORD copied from grammar.lark.
     grammar = parse._parser(False)  # noqa: SLF001
-    assert grammar.get_terminal("KIND").pattern.value == parse.KIND_PATTERN
-    assert grammar.get_terminal("WORD").pattern.value == parse.WORD_PATTERN
+    assert grammar.get_terminal("KIND").pattern.value == plainref.KIND_PATTERN
+    assert grammar.get_terminal("WORD").pattern.value == plainref.WORD_PATTERN
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -166,7 +166,7 @@ def test_the_fast_path_uses_the_grammars_terminals() -> None:
     ("†$", Reference("$", (), Span(0, 2))),
 ])
 def test_the_fast_path_takes_plain_references(text: str, expected: Reference) -> None:
-    assert parse._plain(text) == expected  # noqa: SLF001
+    assert plainref.plain_reference(text, MAX_LENGTH) == expected
     assert parse_reference(text) == expected
 
 
@@ -174,4 +174,4 @@ def test_the_fast_path_takes_plain_references(text: str, expected: Reference) ->
     "†state.\"k\"", "†a || †b", "(†a)", "†a.", " †a", "†a.b\u00a0", "x", "†a." + "b" * MAX_LENGTH,
 ])
 def test_the_fast_path_leaves_the_rest_to_the_grammar(text: str) -> None:
-    assert parse._plain(text) is None  # noqa: SLF001
+    assert plainref.plain_reference(text, MAX_LENGTH) is None
