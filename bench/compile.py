@@ -1,9 +1,11 @@
 """Compile time as plans grow (issue: the plan compiler's figures).
 
 Prints, measured in one run:
-  - compile time of generated plans of 10,000 and 100,000 calls, and their ratio
+  - compile time of generated plans of 10,000 and 100,000 calls, in µs per call
+    (target: at most 40 µs per call at both sizes), and their ratio
     (target: time(100k) / time(10k) <= 15, i.e. near-linear);
-  - the absolute compile time of the 100,000-call plan.
+  - with ``--baseline PATH`` (a checkout of older code), the same figures for that code,
+    measured just before in a child process on the same plans, and the speedups.
 
 The plans repeat one block of 100 calls: a 40-call chain, a fan-out of 40 workers from one
 source with a fan-in join, a branching call with one consumer per alternative, calls of
@@ -11,11 +13,15 @@ three kinds (state, data, memo), calls with explicit instances, and tools with J
 Schemas (so literal parameters are schema-checked). Every block is valid: the plans
 compile without errors.
 
-Run: python bench/compile.py [--quick]   (--quick: 2,000 and 20,000 calls)
+Run: python bench/compile.py [--quick] [--baseline PATH]   (--quick: 2,000 and 20,000 calls)
+The machine's other work changes absolute times a lot; compare figures of one run.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -77,15 +83,53 @@ def timed(calls: list[dict[str, Any]]) -> float:
     return elapsed
 
 
-def main() -> None:
-    small_n, big_n = (2_000, 20_000) if "--quick" in sys.argv else (10_000, 100_000)
+def sizes() -> tuple[int, int]:
+    return (2_000, 20_000) if "--quick" in sys.argv else (10_000, 100_000)
+
+
+def figures() -> tuple[float, float]:
+    """Seconds to compile the small and the big plan (best of two for the small one)."""
+    small_n, big_n = sizes()
     small_plan, big_plan = plan_of(small_n), plan_of(big_n)
     timed(plan_of(1_000))  # warm caches (grammar, validators)
     small = min(timed(small_plan) for _ in range(2))
     big = timed(big_plan)
-    print(f"compile {small_n:>7,} calls: {small:7.2f} s  ({small / small_n * 1e6:6.1f} us/call)")
-    print(f"compile {big_n:>7,} calls: {big:7.2f} s  ({big / big_n * 1e6:6.1f} us/call)")
-    print(f"ratio {big_n // 1000}k/{small_n // 1000}k: {big / small:5.2f}  (target <= 15)")
+    return small, big
+
+
+def baseline(path: str) -> tuple[float, float]:
+    """:func:`figures` for the code at ``path``, measured in a child process."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(path)}
+    argv = [sys.executable, os.path.abspath(__file__), "--figures", *(a for a in sys.argv[1:] if a == "--quick")]
+    out = subprocess.run(argv, env=env, check=True, capture_output=True, text=True,
+                         cwd=os.path.abspath(path)).stdout
+    small, big = json.loads(out.strip().splitlines()[-1])
+    return small, big
+
+
+def report(label: str, small: float, big: float) -> None:
+    small_n, big_n = sizes()
+    print(f"{label}compile {small_n:>7,} calls: {small:7.2f} s  ({small / small_n * 1e6:6.1f} us/call)"
+          "  (target <= 40 us/call)")
+    print(f"{label}compile {big_n:>7,} calls: {big:7.2f} s  ({big / big_n * 1e6:6.1f} us/call)"
+          "  (target <= 40 us/call)")
+    print(f"{label}ratio {big_n // 1000}k/{small_n // 1000}k: {big / small:5.2f}  (target <= 15)")
+
+
+def main() -> None:
+    if "--figures" in sys.argv:  # the child process of --baseline
+        print(json.dumps(figures()))
+        return
+    before = None
+    if "--baseline" in sys.argv:
+        before = baseline(sys.argv[sys.argv.index("--baseline") + 1])
+        report("before: ", *before)
+    small, big = figures()
+    report("" if before is None else "after:  ", small, big)
+    if before is not None:
+        small_n, big_n = sizes()
+        print(f"speedup at {small_n:,} calls: {before[0] / small:5.2f}x, "
+              f"at {big_n:,} calls: {before[1] / big:5.2f}x")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # Trailing whitespace is trimmed before parsing; leading whitespace is an error.
 _PLAIN = re.compile(f"†({KIND_PATTERN})((?:\\.(?:{WORD_PATTERN}))*)" r"[ \t\r\n]*")
 
+_INDEX_START = frozenset("-0123456789")
+
 #: One copy of each kind name and key across a plan's references (they repeat a lot).
 _intern = sys.intern
 
@@ -43,6 +45,6 @@ def plain_reference(text: object, max_length: int) -> Reference | None:
         return None
     dotted = match.group(2)
     path: Path = () if not dotted else tuple(
-        int(word) if INDEX.fullmatch(word) else _intern(word)
+        int(word) if word[0] in _INDEX_START and INDEX.fullmatch(word) else _intern(word)
         for word in dotted[1:].split("."))
     return Reference(_intern(match.group(1)), path, Span(0, match.end(2)))

@@ -54,7 +54,7 @@ class CallInfo:
 PRESCRIBABLE = ("_outputPath", "_outputMethod", "_scopes", "_delegate")
 
 
-def prescribed_meta(call: PMap[str, Frozen], tool: Tool | None,
+def prescribed_meta(call: Mapping[str, Frozen], tool: Tool | None,
                     memo: dict[Any, Any] | None = None) -> PMap[str, Frozen]:
     """The meta-properties ``tool`` prescribes (``properties.<name>.const``, else
     ``.default``) that ``call`` leaves out: the call takes them as if it had written them.
@@ -116,23 +116,24 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
         return CallReading(None, (Diagnostic(
             "invalid-call", f"a call must be a JSON object, got {json_type(raw)}", call=index,
             hint='write it as {"_tool": "name", "param": value, ...}'),))
+    members: dict[str, Frozen] = {}  # the call's members, read here more cheaply than call's
     try:
-        call = freeze(raw)
+        call = freeze(raw, members=members)
     except ValueError as exc:
         return CallReading(None, (
             Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index),))
     assert isinstance(call, PMap)  # a Mapping freezes to a PMap
-    tool = call.get("_tool")
+    tool = members.get("_tool")
     tool_name = tool if isinstance(tool, str) and tool else None
     report: _Report = partial(Diagnostic, call=index, tool=tool_name)
-    prescribed = prescribed_meta(call, registry.get(tool_name) if registry is not None
+    prescribed = prescribed_meta(members, registry.get(tool_name) if registry is not None
                                  and tool_name is not None else None, memo)
     # What the call means: as written, plus what is prescribed.
-    meta = call.update(prescribed) if prescribed else call
-    params, param_diags = _read_params(call, report)
+    meta = {**members, **prescribed} if prescribed else members
+    params, param_diags = _read_params(members, report)
     output, output_diags = _read_output(meta.get("_outputPath"), report)
     method, method_diags = _read_method(meta.get("_outputMethod"), report)
-    instance, instance_diags = _read_instance(call.get("_instance"), report)
+    instance, instance_diags = _read_instance(members.get("_instance"), report)
     scopes, scope_diags = _read_scopes(meta.get("_scopes"), report)
     text = meta.get("_outputPath")
     info = CallInfo(
@@ -142,7 +143,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
     )
     return CallReading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
-        *instance_diags, *scope_diags, *_check_literals(info, registry, report, memo),
+        *instance_diags, *scope_diags, *_check_literals(info, members, registry, report, memo),
     ))
 
 
@@ -162,7 +163,7 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
                    pointer="/_tool", hint='name the tool: "_tool": "processPayment"'),)
 
 
-def _read_params(call: PMap[str, Frozen], report: _Report) -> tuple[
+def _read_params(call: Mapping[str, Frozen], report: _Report) -> tuple[
         tuple[tuple[str, Path, str, Expr], ...], tuple[Diagnostic, ...]]:
     # Parameters: every string that starts with † anywhere below a non-meta key.
     params: list[tuple[str, Path, str, Expr]] = []
@@ -258,14 +259,15 @@ def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diag
     return tuple(scopes), tuple(found)
 
 
-def _check_literals(info: CallInfo, registry: ToolRegistry | None, report: _Report,
+def _check_literals(info: CallInfo, members: Mapping[str, Frozen],
+                    registry: ToolRegistry | None, report: _Report,
                     memo: dict[Any, Any] | None) -> tuple[Diagnostic, ...]:
     # Literal parameters against the tool's schema (references are type-checked later).
     tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
     if tool is None:
         return ()
     return tuple(report("param-schema", message, pointer=pointer)
-                 for pointer, message in literal_param_errors(tool, thaw(info.call), memo))  # type: ignore[arg-type]
+                 for pointer, message in literal_param_errors(tool, members, memo))
 
 
 def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 from jsonschema.validators import extend  # type: ignore[import-untyped]
-from pyrsistent import PVector
+from pyrsistent import PMap, PVector
 from referencing import Registry
 
 from obelisk.compiler.schemas import dig
 from obelisk.core.paths import render_path
-from obelisk.core.values import pointer_of
+from obelisk.core.values import pointer_of, thaw
 
 if TYPE_CHECKING:
     from obelisk.compiler.shape import Split, ToolShape
@@ -150,13 +150,17 @@ def literal_param_errors(tool: Tool, call: Mapping[str, Any],
     (meta-properties are never resolved). ``call`` may be plain or frozen.
 
     ``memo``: a dict kept across the calls of one compile (then dropped), so a literal
-    value checked once against a parameter's schema is not checked again.
+    value checked once against a parameter's schema is not checked again; with it, a
+    call holding frozen values is read as its :func:`~obelisk.core.values.thaw`
+    (objects' keys sorted), without thawing the whole call.
     """
     shape = tool._shape  # noqa: SLF001
-    if memo is not None and shape.split is not None:
-        found = _errors_by_property(shape, shape.split, call, memo)
-        if found is not None:
-            return found
+    if memo is not None:
+        if shape.split is not None:
+            found = _errors_by_property(shape, shape.split, call, memo)
+            if found is not None:
+                return found
+        call = {key: thaw(value) for key, value in sorted(call.items())}
     return _errors(shape.validator, lambda: _instance(call, shape.declared, True), "parameter")
 
 
@@ -189,6 +193,8 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
             kind in _MEMO_SCALARS) else None
         errors = memo.get(key) if key is not None else None
         if errors is None:
+            if isinstance(value, (PMap, PVector)):
+                value = thaw(value)  # as a frozen call has always been read: keys sorted
             instance = _literal(value) if meta else _parameter(value)
             try:
                 raw = list(shape.validator.descend(instance, schema, path=name, schema_path=name))

@@ -16,7 +16,7 @@ from obelisk.compiler.plan import GC_THRESHOLD, compile_plan
 from obelisk.compiler.reading import prescribed_meta
 from obelisk.compiler.tools import Tool, ToolError
 from obelisk.compiler.validation import literal_param_errors
-from obelisk.core.values import freeze
+from obelisk.core.values import freeze, thaw
 
 # -- literal checks, one property at a time and memoised ---------------------------------
 
@@ -64,8 +64,10 @@ def test_memoised_literal_checks_equal_the_whole_call_check(raw: dict[str, Any])
     for tool in TOOLS:
         expected = literal_param_errors(tool, raw)
         assert literal_param_errors(tool, raw, MEMO) == expected
-        frozen = freeze(raw)
-        assert literal_param_errors(tool, frozen, MEMO) == literal_param_errors(tool, frozen)
+        members: dict[str, Any] = {}
+        frozen = freeze(raw, members=members)  # read as thaw(frozen): keys sorted, as before
+        assert literal_param_errors(tool, frozen, MEMO) == literal_param_errors(tool, thaw(frozen))
+        assert literal_param_errors(tool, members, MEMO) == literal_param_errors(tool, thaw(frozen))
 
 
 @pytest.mark.parametrize(("first", "second"), [
@@ -144,3 +146,11 @@ def test_a_higher_threshold_or_a_disabled_collector_is_left_alone() -> None:
     gc.disable()
     compile_plan([{"_tool": "a"}], context=spy)
     assert spy.seen[-1] == (700, 10, 10) and not gc.isenabled()
+
+
+@settings(max_examples=200, deadline=None)
+@given(call)
+def test_freeze_gives_the_members_it_froze(raw: dict[str, Any]) -> None:
+    members: dict[str, Any] = {}
+    frozen = freeze(raw, members=members)
+    assert members == dict(frozen.items())  # type: ignore[union-attr]
