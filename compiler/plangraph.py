@@ -239,7 +239,11 @@ def _guards(expanded: Sequence[tuple[CallInfo, str | None]],
                                and overlaps(t.path, read.reference.path) for t in group.targets)}
                 if len(alts) == 1:
                     guards[node_id].add((writer, alts.pop()))
-    return tuple(frozenset(g) for g in guards)
+    # Most nodes have no guard: they share one empty set (a new one is 216 bytes).
+    return tuple(frozenset(g) if g else _NO_GUARDS for g in guards)
+
+
+_NO_GUARDS: frozenset[tuple[int, int]] = frozenset()
 
 
 def _schema_declares(schema: PMap[str, Any], path: Path) -> bool:

@@ -10,6 +10,7 @@ writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` a
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -27,6 +28,8 @@ from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.values import Frozen, freeze, json_type, pointer_of, thaw
+
+_intern = sys.intern
 
 #: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
 _Report = Callable[..., Diagnostic]
@@ -176,7 +179,7 @@ def _read_params(call: Mapping[str, Frozen], report: _Report) -> tuple[
         path, value = stack.pop()
         if isinstance(value, str):
             if value.startswith("†"):
-                pointer = pointer_of(path)
+                pointer = _intern(pointer_of(path))  # the same few in every call
                 try:
                     params.append((pointer, path, value, parse_input(value)))
                 except ExpressionSyntaxError as exc:
