@@ -62,6 +62,8 @@ class Links:
         # (node, group) -> the group's writers without the node, made once per pair and
         # shared by the node's reads and its predecessors.
         self._without: dict[tuple[int, int], tuple[int, ...]] = {}
+        #: Each node's links once :meth:`adjacency` has run (``of_node`` until then).
+        self.links_of: tuple[tuple[tuple[Reference, Group], ...], ...] = ()
 
     def link(self, node_id: int, instance: str | None, ref: Reference,
              index: LayeredIndex[Target]) -> tuple[int, ...]:
@@ -104,6 +106,11 @@ class Links:
                     writes[writer].append(group)
         successors = tuple(self._union(node_id, groups, "readers_tuple")
                            for node_id, groups in enumerate(writes))
+        # Linking is over: keep only what :meth:`edge` reads, as tuples (the links live
+        # as long as the plan; the lookup tables were for building).
+        self.links_of = tuple(tuple(links) if links else () for links in self.of_node)
+        self.of_node = []
+        self._groups, self._shared, self._without = {}, {}, {}
         return successors, predecessors
 
     def _union(self, node_id: int, groups: list[Group], members: str) -> tuple[int, ...]:
@@ -130,7 +137,7 @@ class Links:
             return None
         alts: set[int] = set()
         paths: set[tuple[str, str]] = set()
-        for ref, group in self.of_node[reader]:
+        for ref, group in self.links_of[reader]:
             for alt, target in group.of_writer(writer):
                 alts.add(alt)
                 paths.add((str(target), str(ref)))

@@ -13,6 +13,7 @@ on generated and mutated texts, that both give identical ASTs and identical erro
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 
@@ -47,4 +48,10 @@ def plain_reference(text: object, max_length: int) -> Reference | None:
     path: Path = () if not dotted else tuple(
         int(word) if word[0] in _INDEX_START and INDEX.fullmatch(word) else _intern(word)
         for word in dotted[1:].split("."))
-    return Reference(_intern(match.group(1)), path, Span(0, match.end(2)))
+    return Reference(_intern(match.group(1)), path, _span(match.end(2)))
+
+
+@functools.cache  # at most one per length up to the longest expression
+def _span(end: int) -> Span:
+    """The span of a plain reference ``end`` characters long, shared by all of them."""
+    return Span(0, end)
