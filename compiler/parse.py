@@ -93,8 +93,15 @@ def unescape_literal(value: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
+def _plain(text: str) -> Reference | None:
+    # One Reference for a text read as a parameter and written as an output (a chain's
+    # calls read what the previous one writes): the plan holds it once.
+    return plain_reference(text, MAX_LENGTH)
+
+
+@functools.lru_cache(maxsize=8192)
 def _parse_input(text: str) -> Expr:
-    plain = plain_reference(text, MAX_LENGTH)
+    plain = _plain(text)
     if plain is not None:
         return plain
     result = _parse_built(text, "input")
@@ -104,7 +111,7 @@ def _parse_input(text: str) -> Expr:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_output(text: str) -> OutputExpr:
-    plain = plain_reference(text, MAX_LENGTH)
+    plain = _plain(text)
     if plain is not None:  # what _to_output makes of a lone reference
         return OutputExpr((FanOut((plain,), plain.span),), plain.span)
     return _to_output(_parse_built(text, "output"), text)
@@ -112,7 +119,7 @@ def _parse_output(text: str) -> OutputExpr:
 
 @functools.lru_cache(maxsize=8192)
 def _parse_reference(text: str) -> Reference:
-    plain = plain_reference(text, MAX_LENGTH)
+    plain = _plain(text)
     if plain is not None:
         return plain
     result = _parse_built(text, "ref")

@@ -10,7 +10,6 @@ writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` a
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -28,8 +27,6 @@ from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.values import Frozen, freeze, json_type, pointer_of, thaw
-
-_intern = sys.intern
 
 #: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
 _Report = Callable[..., Diagnostic]
@@ -133,7 +130,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
                                  and tool_name is not None else None, memo)
     # What the call means: as written, plus what is prescribed.
     meta = {**members, **prescribed} if prescribed else members
-    params, param_diags = _read_params(members, report)
+    params, param_diags = _read_params(members, report, memo)
     output, output_diags = _read_output(meta.get("_outputPath"), report)
     method, method_diags = _read_method(meta.get("_outputMethod"), report)
     instance, instance_diags = _read_instance(members.get("_instance"), report)
@@ -166,7 +163,20 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
                    pointer="/_tool", hint='name the tool: "_tool": "processPayment"'),)
 
 
-def _read_params(call: Mapping[str, Frozen], report: _Report) -> tuple[
+def _place(path: Path, memo: dict[Any, Any] | None) -> tuple[str, Path]:
+    """A parameter's pointer and path, one copy of each per plan (calls of one tool
+    repeat them), so the plan does not hold a copy per call."""
+    if memo is None:
+        return pointer_of(path), path
+    key = ("param", path)
+    found: tuple[str, Path] | None = memo.get(key)
+    if found is None:
+        found = memo[key] = (pointer_of(path), path)
+    return found
+
+
+def _read_params(call: Mapping[str, Frozen], report: _Report,
+                 memo: dict[Any, Any] | None) -> tuple[
         tuple[tuple[str, Path, str, Expr], ...], tuple[Diagnostic, ...]]:
     # Parameters: every string that starts with † anywhere below a non-meta key.
     params: list[tuple[str, Path, str, Expr]] = []
@@ -179,7 +189,7 @@ def _read_params(call: Mapping[str, Frozen], report: _Report) -> tuple[
         path, value = stack.pop()
         if isinstance(value, str):
             if value.startswith("†"):
-                pointer = _intern(pointer_of(path))  # the same few in every call
+                pointer, path = _place(path, memo)
                 try:
                     params.append((pointer, path, value, parse_input(value)))
                 except ExpressionSyntaxError as exc:

@@ -43,7 +43,8 @@ def outcome(run: Callable[[], object]) -> tuple[Any, ...]:
 
 def fresh(start: str, text: str) -> tuple[Any, ...]:
     # The entry points memoise; clear them so the path under test really runs.
-    for cached in (parse._parse_input, parse._parse_output, parse._parse_reference):  # noqa: SLF001
+    for cached in (parse._plain, parse._parse_input, parse._parse_output,  # noqa: SLF001
+                   parse._parse_reference):  # noqa: SLF001
         cached.cache_clear()
     return outcome(lambda: ENTRY[start](text))
 
