@@ -174,8 +174,10 @@ def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[T
     for node_id, (info, instance) in enumerate(expanded):
         params = []
         for pointer, path, text, expr in info.params:
+            # Most parameters are one plain reference: no walk of the expression for it.
+            refs = (expr,) if type(expr) is Reference else references(expr)
             reads = tuple(Read(ref, links.link(node_id, instance, ref, index),
-                               _provided(ctx, ref, instance)) for ref in references(expr))
+                               _provided(ctx, ref, instance)) for ref in refs)
             params.append(Param(pointer, path, text, expr, reads))
         node_params.append(tuple(params))
     return node_params

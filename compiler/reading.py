@@ -213,6 +213,10 @@ def _read_output(text: Any, report: _Report) -> tuple[OutputExpr | None,
         output = parse_output(text)
     except ExpressionSyntaxError as exc:
         return None, (_syntax(report, exc, "/_outputPath", text),)
+    alternatives = output.alternatives
+    if len(alternatives) == 1 and len(alternatives[0].targets) == 1 and (
+            alternatives[0].targets[0].kind not in NON_DATA_KINDS):
+        return output, ()  # one target of a data kind: the usual case
     return output, tuple(
         report("invalid-output-target",
                f'kind "{target.kind}" is a message type that cannot hold data',
