@@ -138,7 +138,7 @@ def _parse_built(text: str, start: str) -> object:
         try:
             return _parser(True).parse(source, start=start)
         except UnexpectedInput as exc:
-            raise syntax_error(exc, text, start) from None
+            raise _reported(exc, text, start) from None
         except _LiteralError:
             # A bad literal found mid-parse: a syntax error further on comes first in
             # the tree path (parse, then depth, then build), so let it decide.
@@ -155,6 +155,18 @@ def _build(text: str, tree: Tree[Token]) -> object:
             raise ExpressionSyntaxError(error.reason, text, error.start + 1,
                                         end=error.end + 1) from None
         raise
+
+
+def _reported(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
+    """Our error for lark's, and lark's let go of: its traceback's frames refer back to
+    it (a reference cycle per error), which would wait for the collector, and a compile
+    runs with the collector off."""
+    error = syntax_error(exc, text, start)
+    exc.__traceback__ = None
+    exc.__context__ = None
+    if hasattr(exc, "interactive_parser"):
+        exc.interactive_parser = None
+    return error
 
 
 def _check_text(text: str) -> None:
@@ -175,7 +187,7 @@ def _parse(text: str, start: str) -> Tree[Token]:
     try:
         tree = _parser(False).parse(source, start=start)
     except UnexpectedInput as exc:
-        raise syntax_error(exc, text, start) from None
+        raise _reported(exc, text, start) from None
     _check_depth(tree, text)
     return tree
 
