@@ -165,7 +165,7 @@ def _reported(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxEr
     exc.__traceback__ = None
     exc.__context__ = None
     if hasattr(exc, "interactive_parser"):
-        exc.interactive_parser = None
+        exc.interactive_parser = None  # type: ignore[assignment]
     return error
 
 
