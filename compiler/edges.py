@@ -28,15 +28,27 @@ Target = tuple[int, int, Reference]
 class Group:
     """The writers one query of the index found: their entries by writer, sorted ids."""
 
-    __slots__ = ("by_writer", "writers", "readers", "readers_tuple")
+    __slots__ = ("writers", "targets", "readers", "readers_tuple")
 
     def __init__(self, entries: Iterator[Target]) -> None:
-        self.by_writer: dict[int, list[tuple[int, Reference]]] = {}
+        by_writer: dict[int, list[tuple[int, Reference]]] = {}
         for writer, alt, target in entries:
-            self.by_writer.setdefault(writer, []).append((alt, target))
-        self.writers: tuple[int, ...] = tuple(sorted(self.by_writer))
+            by_writer.setdefault(writer, []).append((alt, target))
+        self.writers: tuple[int, ...] = tuple(sorted(by_writer))
+        # Each writer's (alternative, target) entries, in the order of ``writers``: kept
+        # as tuples found by bisection rather than a dict (a group lives as long as the
+        # plan, and most have one writer).
+        self.targets: tuple[tuple[tuple[int, Reference], ...], ...] = tuple(
+            tuple(by_writer[w]) for w in self.writers)
         self.readers: list[int] = []  # the nodes reading through it, ascending
         self.readers_tuple: tuple[int, ...] = ()
+
+    def of_writer(self, writer: int) -> tuple[tuple[int, Reference], ...]:
+        """The (alternative, target) entries of ``writer`` in this group (none if absent)."""
+        place = bisect.bisect_left(self.writers, writer)
+        if place < len(self.writers) and self.writers[place] == writer:
+            return self.targets[place]
+        return ()
 
 
 class Links:
@@ -50,6 +62,8 @@ class Links:
         # (node, group) -> the group's writers without the node, made once per pair and
         # shared by the node's reads and its predecessors.
         self._without: dict[tuple[int, int], tuple[int, ...]] = {}
+        #: Each node's links once :meth:`adjacency` has run (``of_node`` until then).
+        self.links_of: tuple[tuple[tuple[Reference, Group], ...], ...] = ()
 
     def link(self, node_id: int, instance: str | None, ref: Reference,
              index: LayeredIndex[Target]) -> tuple[int, ...]:
@@ -63,12 +77,12 @@ class Links:
         if group is None:
             group = self._groups[key] = Group(
                 entry for node, below in parts for entry in PathIndex.entries_of(node, below))
-        if not group.by_writer:
+        if not group.writers:
             return ()
         self.of_node[node_id].append((ref, group))
         if not group.readers or group.readers[-1] != node_id:
             group.readers.append(node_id)
-        if node_id in group.by_writer:  # a call never depends on itself
+        if _holds(group.writers, node_id):  # a call never depends on itself
             mine = (node_id, id(group))
             found = self._without.get(mine)
             if found is None:
@@ -79,17 +93,24 @@ class Links:
     def adjacency(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
         """(successors, predecessors) by node id, sorted; equal sets share one tuple."""
         for group in self._groups.values():
-            group.readers_tuple = tuple(group.readers)
+            if group.readers is not _NO_READERS:  # linking is over: keep the tuple only
+                group.readers_tuple = tuple(group.readers)
+                group.readers = _NO_READERS
         predecessors = tuple(
             self._union(node_id, [g for _, g in links], "writers")
             for node_id, links in enumerate(self.of_node))
         writes: list[list[Group]] = [[] for _ in range(self.n)]
         for group in self._groups.values():
-            if group.readers:
+            if group.readers_tuple:
                 for writer in group.writers:
                     writes[writer].append(group)
         successors = tuple(self._union(node_id, groups, "readers_tuple")
                            for node_id, groups in enumerate(writes))
+        # Linking is over: keep only what :meth:`edge` reads, as tuples (the links live
+        # as long as the plan; the lookup tables were for building).
+        self.links_of = tuple(tuple(links) if links else () for links in self.of_node)
+        self.of_node = []
+        self._groups, self._shared, self._without = {}, {}, {}
         return successors, predecessors
 
     def _union(self, node_id: int, groups: list[Group], members: str) -> tuple[int, ...]:
@@ -116,13 +137,16 @@ class Links:
             return None
         alts: set[int] = set()
         paths: set[tuple[str, str]] = set()
-        for ref, group in self.of_node[reader]:
-            for alt, target in group.by_writer.get(writer, ()):
+        for ref, group in self.links_of[reader]:
+            for alt, target in group.of_writer(writer):
                 alts.add(alt)
                 paths.add((str(target), str(ref)))
         if not alts:
             return None
         return Edge(writer, reader, tuple(sorted(alts)), tuple(sorted(paths)))
+
+
+_NO_READERS: list[int] = []  # never appended to: linking ends before adjacency
 
 
 def _holds(members: tuple[int, ...], node_id: int) -> bool:

@@ -103,22 +103,23 @@ class PathIndex(Generic[T]):
         return _subtree(node) if below else iter(node.entries)
 
 
-def _matching_children(node: _Node[T], segment: str | int) -> Iterator[_Node[T]]:
+def _matching_children(node: _Node[T], segment: str | int) -> list[_Node[T]]:
     # The same rules as core.paths.overlaps: equal segments; an index n >= 0 and the key
     # "n" (on an object they are one key); indexes of opposite signs (-1 may be 3).
+    # A list, not a generator: most segments are keys with one match, queried per read.
     exact = node.children.get(segment)
-    if exact is not None:
-        yield exact
+    found = [] if exact is None else [exact]
     if isinstance(segment, int):
         if segment >= 0:
             alias = node.children.get(str(segment))
             if alias is not None:
-                yield alias
-        yield from (node.nonnegative if segment < 0 else node.negative)
+                found.append(alias)
+        found.extend(node.nonnegative if segment < 0 else node.negative)
     elif segment.isdigit() and segment.isascii() and str(int(segment)) == segment:
         alias = node.children.get(int(segment))
         if alias is not None:
-            yield alias
+            found.append(alias)
+    return found
 
 
 def _subtree(node: _Node[T]) -> Iterator[T]:

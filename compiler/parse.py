@@ -18,52 +18,40 @@ from typing import Any
 
 from attrs import frozen
 from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from lark.exceptions import UnexpectedInput, VisitError
 
+from obelisk.compiler.plainref import INDEX, plain_reference
+from obelisk.compiler.syntaxerrors import SPACE, syntax_error
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference, Span
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import use_reference_parser
 from obelisk.core.paths import Path
 
-#: The whitespace allowed around operators and parentheses, and trimmed at the end.
-_SPACE = " \t\r\n"
+_SPACE = SPACE
 #: Longest expression accepted, in characters.
 MAX_LENGTH = 4096
 #: Deepest parenthesis nesting accepted.
 MAX_DEPTH = 64
 
-_PARSER = Lark(
-    resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
-    parser="lalr",
-    start=["input", "output", "ref"],
-    maybe_placeholders=False,
-)
 
-#: How terminals are named to a user in "expected ..." lists.
-_TERMINALS = {
-    "DAGGER": "† (a reference)",
-    "KIND": "a kind name (state, input, data, ...)",
-    "WORD": "a key or an index",
-    "STRING": "a quoted string",
-    "NUMBER": "a number",
-    "_OR": "||",
-    "_AND": "&&",
-    "_LPAR": "(",
-    "_RPAR": ")",
-    "DOT": ".",
-    "TRUE": "true",
-    "FALSE": "false",
-    "NULL": "null",
-    "$END": "the end of the expression",
-}
-_ORDER = list(_TERMINALS)
 
+@functools.cache
+def _parser(inline: bool) -> Lark:
+    """The LALR parser of ``grammar.lark``, built on first use and kept for the process.
+
+    Built lazily because most expressions never reach it (see :mod:`obelisk.compiler.plainref`) and
+    building it costs about 15 ms, which every ``import obelisk`` used to pay. With
+    ``inline`` the builder runs inside the parser (lark's ``transformer=``): no parse tree
+    is made, which roughly halves the cost of a parse; the tree form is kept for the
+    depth check and for exact error precedence (see :func:`_parse_tree_or_inline`).
+    """
+    return Lark(
+        resources.files("obelisk.compiler").joinpath("grammar.lark").read_text(encoding="utf-8"),
+        parser="lalr",
+        start=["input", "output", "ref"],
+        maybe_placeholders=False,
+        transformer=_BUILD if inline else None,
+    )
 
 def parse_input(text: str) -> Expr:
     """Parse an input expression (a parameter string that starts with ``†``).
@@ -105,23 +93,57 @@ def unescape_literal(value: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
+def _plain(text: str) -> Reference | None:
+    # One Reference for a text read as a parameter and written as an output (a chain's
+    # calls read what the previous one writes): the plan holds it once.
+    return plain_reference(text, MAX_LENGTH)
+
+
+@functools.lru_cache(maxsize=8192)
 def _parse_input(text: str) -> Expr:
-    result = _build(text, _parse(text, "input"))
+    plain = _plain(text)
+    if plain is not None:
+        return plain
+    result = _parse_built(text, "input")
     assert isinstance(result, (Reference, Literal, Or, And))
     return result
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_output(text: str) -> OutputExpr:
-    expr = _build(text, _parse(text, "output"))
-    return _to_output(expr, text)
+    plain = _plain(text)
+    if plain is not None:  # what _to_output makes of a lone reference
+        return OutputExpr((FanOut((plain,), plain.span),), plain.span)
+    return _to_output(_parse_built(text, "output"), text)
 
 
 @functools.lru_cache(maxsize=8192)
 def _parse_reference(text: str) -> Reference:
-    result = _build(text, _parse(text, "ref"))
+    plain = _plain(text)
+    if plain is not None:
+        return plain
+    result = _parse_built(text, "ref")
     assert isinstance(result, Reference)
     return result
+
+
+def _parse_built(text: str, start: str) -> object:
+    """``text`` parsed by the grammar from rule ``start`` and built into AST nodes."""
+    _check_text(text)
+    source = text.rstrip(_SPACE)
+    # With the builder inside the parser there is no tree for the depth check, so that
+    # path is taken only when the depth cannot exceed the limit: each nesting level
+    # opens with its own "(".
+    if source.count("(") <= MAX_DEPTH:
+        try:
+            return _parser(True).parse(source, start=start)
+        except UnexpectedInput as exc:
+            raise _reported(exc, text, start) from None
+        except _LiteralError:
+            # A bad literal found mid-parse: a syntax error further on comes first in
+            # the tree path (parse, then depth, then build), so let it decide.
+            pass
+    return _build(text, _parse(text, start))
 
 
 def _build(text: str, tree: Tree[Token]) -> object:
@@ -135,7 +157,20 @@ def _build(text: str, tree: Tree[Token]) -> object:
         raise
 
 
-def _parse(text: str, start: str) -> Tree[Token]:
+def _reported(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
+    """Our error for lark's, and lark's let go of: its traceback's frames refer back to
+    it (a reference cycle per error), which would wait for the collector, and a compile
+    runs with the collector off."""
+    error = syntax_error(exc, text, start)
+    exc.__traceback__ = None
+    exc.__context__ = None
+    if hasattr(exc, "interactive_parser"):
+        exc.interactive_parser = None  # type: ignore[assignment]
+    return error
+
+
+def _check_text(text: str) -> None:
+    """The checks before parsing: a str, not longer than the limit."""
     if not isinstance(text, str):
         raise TypeError(f"an expression is a str, not {type(text).__name__}")
     if len(text) > MAX_LENGTH:
@@ -144,85 +179,17 @@ def _parse(text: str, start: str) -> Tree[Token]:
             text, MAX_LENGTH + 1, end=len(text) + 1,
             hint="split the work across calls, or keep large values in the context",
         )
+
+
+def _parse(text: str, start: str) -> Tree[Token]:
+    _check_text(text)
     source = text.rstrip(_SPACE)  # trailing whitespace is harmless; leading is not allowed
     try:
-        tree = _PARSER.parse(source, start=start)
+        tree = _parser(False).parse(source, start=start)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, text, start) from None
+        raise _reported(exc, text, start) from None
     _check_depth(tree, text)
     return tree
-
-
-def _syntax_error(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
-    if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream or 0
-        expected = _describe(exc.allowed)
-        if text[pos] in " \t\r\n":
-            # Point at what follows the space: "†a | †b" is about the "|", not the space.
-            after = len(text) - len(text[pos:].lstrip())
-            if after < len(text) and text[after] in "|&":
-                pos = after
-        found = text[pos]
-        reason = f"unexpected character {found!r}"
-        bad_escape = _BAD_ESCAPE.match(text, pos) if found in "'\"" else None
-        if bad_escape is not None:
-            pos = bad_escape.start(1)
-            found = text[pos]
-            reason = f"unknown escape {bad_escape.group(1)} in a string"
-            expected = ()
-            hint: str | None = "strings use JSON's escapes: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX (and \\' in single quotes)"
-        elif found == "|" or found == "&":
-            hint = f"operators are written twice: {found * 2}"
-        elif found == " " or found == "\t":
-            hint = ("two operands need || or && between them; a key with spaces is "
-                    "quoted: †state.\"my key\"")
-        elif found == "." and pos > 0 and text[pos - 1] == ".":
-            hint = "two dots in a row: a key is missing between them"
-        else:
-            hint = None
-        end = pos + 1
-    elif isinstance(exc, UnexpectedToken):
-        token = exc.token
-        pos = len(text.rstrip(_SPACE)) if token.type == "$END" else (token.start_pos or 0)
-        expected = _describe(exc.expected)
-        if token.type == "$END":
-            reason = "the expression ends too early"
-            end = pos + 1
-        else:
-            reason = f"unexpected {str(token).strip(_SPACE)!r}"
-            if token.type in ("STRING", "NUMBER", "TRUE", "FALSE", "NULL") and start != "input":
-                reason = "an output path cannot hold a literal"
-            end = token.end_pos or pos + 1
-        hint = _hint_for_token(text, pos, start)
-    elif isinstance(exc, UnexpectedEOF):
-        pos = len(text.rstrip(_SPACE))
-        expected = _describe(exc.expected)
-        reason = "the expression ends too early"
-        end = pos + 1
-        hint = None
-    else:  # pragma: no cover - lark has no other UnexpectedInput
-        pos, expected, reason, end, hint = 0, (), str(exc), 1, None
-    if pos == 0 and not text.startswith("†") and not text[:1] in "'\"(-0123456789tfn":
-        hint = "an expression starts with †, as in †state.user.id"
-    return ExpressionSyntaxError(reason, text, pos + 1, expected, end=end + 1, hint=hint)
-
-
-def _hint_for_token(text: str, pos: int, start: str) -> str | None:
-    before = text[:pos].rstrip()
-    if before.endswith("."):
-        return "a '.' must be followed by a key or an index"
-    if before.endswith("†"):
-        return "a † must be followed by a kind, as in †state"
-    if start == "ref":
-        return "this must be a single reference such as †state.user.status, without || or &&"
-    return None
-
-
-def _describe(names: object) -> tuple[str, ...]:
-    assert isinstance(names, (set, frozenset, list, tuple))
-    known = sorted({n for n in names if isinstance(n, str)}, key=lambda n: (
-        _ORDER.index(n) if n in _TERMINALS else len(_ORDER), n))
-    return tuple(_TERMINALS.get(n, n.strip('"').lower()) for n in known)
 
 
 def _check_depth(tree: Tree[Token], text: str) -> None:
@@ -253,10 +220,6 @@ def _first_position(node: Tree[Token]) -> int:
             return 0
         current = current.children[0]
     return current.start_pos or 0
-
-
-#: A quoted string up to its first escape JSON does not have (\q, a short \u12).
-_BAD_ESCAPE = re.compile(r"""(?:'(?:[^'\\]|\\['"\\/bfnrt]|\\u[0-9a-fA-F]{4})*|"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*)(\\(?:u[0-9a-fA-F]{0,3}|[^u]?))""")
 
 
 class _LiteralError(Exception):
@@ -328,7 +291,7 @@ class _Build(Transformer[Token, object]):
 
     def word_segment(self, children: list[Token]) -> _Segment:
         word = str(children[0])
-        value: str | int = int(word) if _INDEX.fullmatch(word) else word
+        value: str | int = int(word) if INDEX.fullmatch(word) else word
         return _Segment(value, children[0].end_pos or 0)
 
     def quoted_segment(self, children: list[Token]) -> _Segment:
@@ -356,8 +319,6 @@ class _Build(Transformer[Token, object]):
 
 
 _BUILD = _Build()
-#: An index: an optionally negative run of ASCII digits without leading zeros.
-_INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 
 
 def _flatten(node: object, kind: type) -> list[object]:

@@ -26,7 +26,9 @@ the context, a call without ``_instance`` has none either (it would never run).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pyrsistent import PMap, PVector, pmap
@@ -90,13 +92,52 @@ def compile_plan(
     """
     if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, (Sequence, PVector)):
         raise PlanError(f"a plan is a list of calls, got {json_type(calls)}")
+    with _collector_tuned():
+        return _compile(calls, tools, context, instances, open)
+
+
+#: A first-generation threshold this high means the collector is tuned already (a run's
+#: own tuning, see ``obelisk.gc_tuned``): compiling then leaves it as it is.
+GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def _collector_tuned() -> Iterator[None]:
+    """No garbage collection while a plan compiles; the collector is enabled again after.
+
+    Compiling allocates many small objects and keeps nearly all of them (the plan), and
+    makes no reference cycles (none are left to collect after compiling a valid plan or
+    one full of syntax errors), so the collector's passes found nothing while they took
+    a fifth to a quarter of the time, more as plans grew (the oldest generation is
+    rescanned as it grows). With raised thresholds (50,000, then 1,000 and 1,000) it
+    still took a tenth. So the collector is off for the compile and enabled again when
+    it ends, also when it raises; any cycle made meanwhile is collected later as usual.
+    A collector already off, or already tuned by a run (a first threshold of
+    :data:`GC_THRESHOLD` or more), is left alone. Collector settings are process state,
+    not I/O: compiling stays pure.
+    """
+    if not gc.isenabled() or gc.get_threshold()[0] >= GC_THRESHOLD:
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _compile(calls: Sequence[Any], tools: ToolRegistry | Iterable[Any] | None,
+             context: Context | Iterable[Any] | None, instances: bool,
+             open: bool) -> CompiledPlan:
     registry = tools if isinstance(tools, ToolRegistry) else (
         ToolRegistry.of(tools) if tools else None)
     if registry is not None and len(registry) == 0:
         registry = None
     ctx = context if isinstance(context, Context) else Context.of(context or ())
 
-    readings = [read_call(i, call, registry) for i, call in enumerate(calls)]
+    memo: dict[Any, Any] = {}  # per-plan work shared between calls; dropped after reading
+    readings = [read_call(i, call, registry, memo) for i, call in enumerate(calls)]
+    del memo
     expanded, expand_diagnostics = _expand(readings, ctx, instances)
     graph = build_graph(expanded, ctx, registry, Limits(
         max_races=MAX_RACES, max_related=MAX_RELATED, max_race_pairs=MAX_RACE_PAIRS,

@@ -54,23 +54,44 @@ class CallInfo:
 PRESCRIBABLE = ("_outputPath", "_outputMethod", "_scopes", "_delegate")
 
 
-def prescribed_meta(call: PMap[str, Frozen], tool: Tool | None) -> PMap[str, Frozen]:
+def prescribed_meta(call: Mapping[str, Frozen], tool: Tool | None,
+                    memo: dict[Any, Any] | None = None) -> PMap[str, Frozen]:
     """The meta-properties ``tool`` prescribes (``properties.<name>.const``, else
-    ``.default``) that ``call`` leaves out: the call takes them as if it had written them."""
-    props = tool.schema.get("properties") if tool is not None and isinstance(
-        tool.schema, PMap) else None
+    ``.default``) that ``call`` leaves out: the call takes them as if it had written them.
+
+    ``memo``: as for :func:`read_call` (what a tool prescribes is found once per plan).
+    """
+    if tool is None:
+        return _NOTHING
+    key = ("prescribed", id(tool))
+    offered = memo.get(key) if memo is not None else None
+    if offered is None:
+        offered = _prescribable(tool)
+        if memo is not None:
+            memo[key] = offered
+    if not offered:
+        return _NOTHING
+    return pmap({name: value for name, value in offered if name not in call})
+
+
+_NOTHING: PMap[str, Frozen] = pmap()
+
+
+def _prescribable(tool: Tool) -> tuple[tuple[str, Frozen], ...]:
+    # What the tool would prescribe to a call that writes none of them.
+    props = tool.schema.get("properties") if isinstance(tool.schema, PMap) else None
     if not isinstance(props, PMap):
-        return pmap()
-    found: dict[str, Frozen] = {}
+        return ()
+    found: list[tuple[str, Frozen]] = []
     for name in PRESCRIBABLE:
         schema = props.get(name)
-        if name in call or not isinstance(schema, PMap):
+        if not isinstance(schema, PMap):
             continue
         for keyword in ("const", "default"):
             if keyword in schema:
-                found[name] = schema[keyword]
+                found.append((name, schema[keyword]))
                 break
-    return pmap(found)
+    return tuple(found)
 
 
 @frozen
@@ -82,29 +103,37 @@ class CallReading:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReading:
+def read_call(index: int, raw: Any, registry: ToolRegistry | None,
+              memo: dict[Any, Any] | None = None) -> CallReading:
     """Read call number ``index`` of a plan: parse its expressions, check its
-    meta-properties, and (when a registry is given) its tool and literal parameters."""
+    meta-properties, and (when a registry is given) its tool and literal parameters.
+
+    ``memo``: a dict kept across the calls of one plan (then dropped), so work that
+    depends only on the tool and a value is done once per plan (see
+    :func:`~obelisk.compiler.validation.literal_param_errors`).
+    """
     if not isinstance(raw, (Mapping, PMap)):
         return CallReading(None, (Diagnostic(
             "invalid-call", f"a call must be a JSON object, got {json_type(raw)}", call=index,
             hint='write it as {"_tool": "name", "param": value, ...}'),))
+    members: dict[str, Frozen] = {}  # the call's members, read here more cheaply than call's
     try:
-        call = freeze(raw)
+        call = freeze(raw, members=members)
     except ValueError as exc:
         return CallReading(None, (
             Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index),))
     assert isinstance(call, PMap)  # a Mapping freezes to a PMap
-    tool = call.get("_tool")
+    tool = members.get("_tool")
     tool_name = tool if isinstance(tool, str) and tool else None
     report: _Report = partial(Diagnostic, call=index, tool=tool_name)
-    prescribed = prescribed_meta(call, registry.get(tool_name) if registry is not None
-                                 and tool_name is not None else None)
-    meta = call.update(prescribed)  # what the call means: as written, plus what is prescribed
-    params, param_diags = _read_params(call, report)
+    prescribed = prescribed_meta(members, registry.get(tool_name) if registry is not None
+                                 and tool_name is not None else None, memo)
+    # What the call means: as written, plus what is prescribed.
+    meta = {**members, **prescribed} if prescribed else members
+    params, param_diags = _read_params(members, report, memo)
     output, output_diags = _read_output(meta.get("_outputPath"), report)
     method, method_diags = _read_method(meta.get("_outputMethod"), report)
-    instance, instance_diags = _read_instance(call.get("_instance"), report)
+    instance, instance_diags = _read_instance(members.get("_instance"), report)
     scopes, scope_diags = _read_scopes(meta.get("_scopes"), report)
     text = meta.get("_outputPath")
     info = CallInfo(
@@ -114,7 +143,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None) -> CallReadin
     )
     return CallReading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
-        *instance_diags, *scope_diags, *_check_literals(info, registry, report),
+        *instance_diags, *scope_diags, *_check_literals(info, members, registry, report, memo),
     ))
 
 
@@ -134,7 +163,20 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
                    pointer="/_tool", hint='name the tool: "_tool": "processPayment"'),)
 
 
-def _read_params(call: PMap[str, Frozen], report: _Report) -> tuple[
+def _place(path: Path, memo: dict[Any, Any] | None) -> tuple[str, Path]:
+    """A parameter's pointer and path, one copy of each per plan (calls of one tool
+    repeat them), so the plan does not hold a copy per call."""
+    if memo is None:
+        return pointer_of(path), path
+    key = ("param", path)
+    found: tuple[str, Path] | None = memo.get(key)
+    if found is None:
+        found = memo[key] = (pointer_of(path), path)
+    return found
+
+
+def _read_params(call: Mapping[str, Frozen], report: _Report,
+                 memo: dict[Any, Any] | None) -> tuple[
         tuple[tuple[str, Path, str, Expr], ...], tuple[Diagnostic, ...]]:
     # Parameters: every string that starts with † anywhere below a non-meta key.
     params: list[tuple[str, Path, str, Expr]] = []
@@ -147,7 +189,7 @@ def _read_params(call: PMap[str, Frozen], report: _Report) -> tuple[
         path, value = stack.pop()
         if isinstance(value, str):
             if value.startswith("†"):
-                pointer = pointer_of(path)
+                pointer, path = _place(path, memo)
                 try:
                     params.append((pointer, path, value, parse_input(value)))
                 except ExpressionSyntaxError as exc:
@@ -171,6 +213,10 @@ def _read_output(text: Any, report: _Report) -> tuple[OutputExpr | None,
         output = parse_output(text)
     except ExpressionSyntaxError as exc:
         return None, (_syntax(report, exc, "/_outputPath", text),)
+    alternatives = output.alternatives
+    if len(alternatives) == 1 and len(alternatives[0].targets) == 1 and (
+            alternatives[0].targets[0].kind not in NON_DATA_KINDS):
+        return output, ()  # one target of a data kind: the usual case
     return output, tuple(
         report("invalid-output-target",
                f'kind "{target.kind}" is a message type that cannot hold data',
@@ -230,14 +276,15 @@ def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diag
     return tuple(scopes), tuple(found)
 
 
-def _check_literals(info: CallInfo, registry: ToolRegistry | None,
-                    report: _Report) -> tuple[Diagnostic, ...]:
+def _check_literals(info: CallInfo, members: Mapping[str, Frozen],
+                    registry: ToolRegistry | None, report: _Report,
+                    memo: dict[Any, Any] | None) -> tuple[Diagnostic, ...]:
     # Literal parameters against the tool's schema (references are type-checked later).
     tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
     if tool is None:
         return ()
     return tuple(report("param-schema", message, pointer=pointer)
-                 for pointer, message in literal_param_errors(tool, thaw(info.call)))  # type: ignore[arg-type]
+                 for pointer, message in literal_param_errors(tool, members, memo))
 
 
 def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:

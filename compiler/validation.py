@@ -16,21 +16,21 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 # jsonschema ships no type information; its values are typed Any here.
-from attrs import frozen
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 from jsonschema.validators import extend  # type: ignore[import-untyped]
-from pyrsistent import PVector
+from pyrsistent import PMap, PVector
 from referencing import Registry
 
-from obelisk.compiler.schemas import as_object_schema, dig, schema_text
+from obelisk.compiler.schemas import dig
 from obelisk.core.paths import render_path
-from obelisk.core.values import pointer_of
+from obelisk.core.values import pointer_of, thaw
 
 if TYPE_CHECKING:
+    from obelisk.compiler.shape import Split, ToolShape
     from obelisk.compiler.tools import Tool
 
-__all__ = ["MAX_MESSAGE", "ReferenceAwareValidator", "ToolShape", "call_schema", "literal_param_errors",
+__all__ = ["MAX_MESSAGE", "NO_REMOTE", "ReferenceAwareValidator", "call_schema", "literal_param_errors",
            "output_validator", "shorten", "validate_output", "validate_params"]
 
 #: Longest message :func:`literal_param_errors` returns; longer values are elided.
@@ -38,7 +38,7 @@ MAX_MESSAGE = 300
 
 #: An empty registry: ``$ref`` resolves inside the tool (and to the metaschemas), never
 #: over the network. Passing it also silences jsonschema's remote-retrieval fallback.
-_NO_REMOTE: Registry[Any] = Registry()
+NO_REMOTE: Registry[Any] = Registry()
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
 _Plain: TypeAlias = Any
@@ -136,7 +136,9 @@ def output_validator(calls: Any, plain: _Plain) -> Any:
     return None if output is None else calls.evolve(schema=output)
 
 
-def literal_param_errors(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str]]:
+def literal_param_errors(tool: Tool, call: Mapping[str, Any],
+                         memo: dict[Any, list[tuple[str, str]]] | None = None
+                         ) -> list[tuple[str, str]]:
     """Where a call's literal parameters break the tool's schema (Draft 2020-12).
 
     For the compiler, before anything is resolved. Returns ``(pointer, message)`` pairs
@@ -146,9 +148,67 @@ def literal_param_errors(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str,
     it is; ``\\†`` at the start of a string is a literal ``†``. Top-level meta-properties
     the tool does not declare are ignored; declared ones are validated as written
     (meta-properties are never resolved). ``call`` may be plain or frozen.
+
+    ``memo``: a dict kept across the calls of one compile (then dropped), so a literal
+    value checked once against a parameter's schema is not checked again; with it, a
+    call holding frozen values is read as its :func:`~obelisk.core.values.thaw`
+    (objects' keys sorted), without thawing the whole call.
     """
     shape = tool._shape  # noqa: SLF001
+    if memo is not None:
+        if shape.split is not None:
+            found = _errors_by_property(shape, shape.split, call, memo)
+            if found is not None:
+                return found
+        call = {key: thaw(value) for key, value in sorted(call.items())}
     return _errors(shape.validator, lambda: _instance(call, shape.declared, True), "parameter")
+
+
+def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
+                        memo: dict[Any, list[tuple[str, str]]]) -> list[tuple[str, str]] | None:
+    """:func:`literal_param_errors` one property at a time, each value's errors memoised;
+    None when the whole-call check must decide (a required property missing, or
+    jsonschema failing).
+
+    Only for a schema whose top level validates nothing but ``type: object``,
+    ``properties`` and ``required`` (:attr:`ToolShape.split`): then the call's errors are
+    exactly the union of each property's, which jsonschema's ``properties`` keyword finds
+    with the same ``descend`` called here. A value that is a reference has none.
+    """
+    # Every declared or required meta-property is validated, like a parameter.
+    if any(name not in call for name in split.required):
+        return None
+    found: set[tuple[str, str]] = set()
+    for name, value in call.items():
+        schema = split.properties.get(name, _UNDECLARED)
+        if schema is _UNDECLARED:
+            continue
+        meta = name.startswith("_")
+        kind = type(value)
+        if kind is str and not meta and value.startswith("†") and schema is not False:
+            continue  # a reference satisfies every schema but false
+        # bool is not int and 1.0 prints unlike 1: the key keeps the type (and a float's
+        # text, so -0.0 and 0.0 stay apart); containers are checked every time.
+        key = (id(shape), name, kind, repr(value) if kind is float else value) if (
+            kind in _MEMO_SCALARS) else None
+        errors = memo.get(key) if key is not None else None
+        if errors is None:
+            if isinstance(value, (PMap, PVector)):
+                value = thaw(value)  # as a frozen call has always been read: keys sorted
+            instance = _literal(value) if meta else _parameter(value)
+            try:
+                raw = list(shape.validator.descend(instance, schema, path=name, schema_path=name))
+            except Exception:  # noqa: BLE001 - the whole-call check says what went wrong
+                return None
+            errors = _described(raw, "parameter")
+            if key is not None:
+                memo[key] = errors
+        found.update(errors)
+    return sorted(found)
+
+
+_UNDECLARED = object()
+_MEMO_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def validate_params(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -179,12 +239,29 @@ def _errors(validator: Any, instance: Callable[[], Any], noun: str) -> list[tupl
                      "loops back on itself)")]
     except Exception as exc:  # noqa: BLE001 - checked tools cannot get here; never leak
         return [("", shorten(f"the tool's schema cannot be applied: {exc}"))]
-    found: set[tuple[str, str]] = set()
+    return sorted(set(_described(errors, noun)))
+
+
+def _described(errors: list[Any], noun: str) -> list[tuple[str, str]]:
+    """jsonschema's errors as (pointer, message) pairs, as the user reads them."""
+    found: list[tuple[str, str]] = []
     for error in errors:
         path = tuple(error.absolute_path)
         describe = _DESCRIBE.get(str(error.validator), _describe_default)
-        found.update(describe(error, path, noun))
-    return sorted(found)
+        found.extend(describe(error, path, noun))
+    for error in errors:
+        _release(error)
+    return found
+
+
+def _release(error: Any) -> None:
+    # An anyOf/oneOf error and the errors in its context refer to each other (a cycle
+    # per error, left for the collector, which is off while a plan compiles): cut them.
+    stack = [error]
+    while stack:
+        current = stack.pop()
+        stack.extend(current.context)
+        current.context, current.parent = [], None
 
 
 def _instance(call: Mapping[str, Any], declared: frozenset[str],
@@ -283,51 +360,3 @@ _DESCRIBE: dict[str, _Describe] = {
 def shorten(text: str, limit: int = MAX_MESSAGE) -> str:
     """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# -- the shape of a tool, computed once ----------------------------------------------
-
-
-@frozen
-class ToolShape:
-    """What a tool's schema says, computed once per tool: names in order, the activity,
-    and the validators for calls and results (jsonschema's validators are immutable and
-    reusable, so they are built once per tool)."""
-
-    parameters: tuple[str, ...]
-    meta: tuple[str, ...]
-    declared: frozenset[str]  # top-level meta keys a call may carry into validation
-    explicit_activity: str | None
-    output_text: str | None
-    validator: Any  # for calls
-    output_validator: Any  # for results, None without _output
-
-    @classmethod
-    def of(cls, plain: _Plain) -> ToolShape:
-        """The shape of a tool's schema (plain JSON)."""
-        props = plain.get("properties") if isinstance(plain, dict) else None
-        props = props if isinstance(props, dict) else {}
-        required = plain.get("required") if isinstance(plain, dict) else None
-        required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
-        meta = tuple(k for k in props if k.startswith("_"))
-        output = props.get("_output")
-        validator = ReferenceAwareValidator(call_schema(plain), registry=_NO_REMOTE)
-        return cls(
-            parameters=tuple(k for k in props if not k.startswith("_")),
-            meta=meta,
-            declared=frozenset(meta) | frozenset(r for r in required if r.startswith("_")),
-            explicit_activity=_explicit_activity(plain),
-            output_text=None if output is None else schema_text(as_object_schema(output)),
-            validator=validator,
-            output_validator=output_validator(validator, plain),
-        )
-
-
-def _explicit_activity(plain: _Plain) -> str | None:
-    if not isinstance(plain, dict):
-        return None
-    top = plain.get("_activity")
-    if isinstance(top, str) and top:
-        return top
-    const = dig(plain, "properties", "_activity", "const")
-    return const if isinstance(const, str) and const else None

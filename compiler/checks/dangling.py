@@ -31,6 +31,8 @@ def check_dangling(graph: PlanGraph) -> Iterator[Diagnostic]:
     hints = Hints(graph)
     for node in graph.nodes:
         for param in node.params:
+            if all(read.writers or read.provided for read in param.reads):
+                continue  # every verdict is OK: nothing dangles, nothing is external
             verdict = {read.reference: _verdict(read, graph.inputs) for read in param.reads}
             for ref in _culprits(param.expr, verdict):
                 own = _own_write(node, ref)

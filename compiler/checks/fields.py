@@ -67,13 +67,16 @@ def check_unknown_fields(graph: PlanGraph) -> Iterator[Diagnostic]:
     # Reads of one path share one tuple of writers: decide once per tuple and reference,
     # not once per reader (a dense plan's thousand readers of what a thousand calls
     # write would otherwise cost a million walks).
-    memo: dict[tuple[int, Reference, str | None], Omission | None] = {}
+    # (The key holds the reference's kind and path, not the reference: its span does
+    # not matter here, and hashing a tuple is cheaper than hashing the attrs object.)
+    memo: dict[tuple[int, str, Path, str | None], Omission | None] = {}
     for node in graph.nodes:
         for param in node.params:
             for read in param.reads:
                 if read.provided or not read.writers:
                     continue  # provided; or dangling or external: that check says so
-                key = (id(read.writers), read.reference,
+                ref = read.reference
+                key = (id(read.writers), ref.kind, ref.path,
                        node.instance if context_schemas else None)
                 if key not in memo:
                     memo[key] = _unknown([

@@ -48,23 +48,26 @@ def skeleton(name: str) -> str:
 def check_confusable_kinds(graph: PlanGraph) -> Iterator[Diagnostic]:
     """A ``confusable-kind`` warning at each place a plan names a non-ASCII kind that
     looks like another kind (of the plan, the context, or the standard ones)."""
+    # Only a non-ASCII kind is reported, so only those uses are kept (and sorted); every
+    # kind counts as a look-alike target. Kinds are few: most plans have no non-ASCII one.
     uses: dict[tuple[int, str, str], str | None] = {}  # (call, pointer, kind) -> tool
+    kinds: set[str] = set()
     for node in graph.nodes:
         if node.output is not None:
             for target in node.output.targets:
-                uses.setdefault((node.index, "/_outputPath", target.kind), node.tool)
+                _note(uses, kinds, node.index, "/_outputPath", target.kind, node.tool)
         for param in node.params:
             for read in param.reads:
-                uses.setdefault((node.index, param.pointer, read.reference.kind), node.tool)
+                _note(uses, kinds, node.index, param.pointer, read.reference.kind, node.tool)
         for kind in node.scopes:
-            uses.setdefault((node.index, "/_scopes", kind), node.tool)
-    kinds = {kind for _, _, kind in uses} | set(graph.context.kinds) | STANDARD_KINDS
+            _note(uses, kinds, node.index, "/_scopes", kind, node.tool)
+    if not uses:
+        return
+    kinds |= set(graph.context.kinds) | STANDARD_KINDS
     by_skeleton: dict[str, set[str]] = {}
     for kind in kinds:
         by_skeleton.setdefault(skeleton(kind), set()).add(kind)
     for (call, pointer, kind), tool in sorted(uses.items(), key=lambda u: u[0]):
-        if kind.isascii():
-            continue
         others = sorted(by_skeleton[skeleton(kind)] - {kind}, key=lambda k: (not k.isascii(), k))
         if others:
             yield Diagnostic(
@@ -74,6 +77,13 @@ def check_confusable_kinds(graph: PlanGraph) -> Iterator[Diagnostic]:
                 call=call, tool=tool, pointer=pointer,
                 hint=f"spell it {others[0]} if that is meant, or choose a name that "
                      "cannot be mistaken for it")
+
+
+def _note(uses: dict[tuple[int, str, str], str | None], kinds: set[str], call: int,
+          pointer: str, kind: str, tool: str | None) -> None:
+    kinds.add(kind)
+    if not kind.isascii():
+        uses.setdefault((call, pointer, kind), tool)
 
 
 def check_slow_patterns(graph: PlanGraph) -> Iterator[Diagnostic]:

@@ -20,9 +20,11 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.ast import And, Expr, Literal, Or, Reference
 from obelisk.core.errors import WriteError
 from obelisk.core.methods import Method
-from obelisk.core.paths import is_prefix, overlaps
+from obelisk.core.paths import Path, is_prefix, overlaps
 from obelisk.core.text import article
 from obelisk.core.values import json_type, thaw
+
+_UNKNOWN = object()
 
 #: Inferred types (None: unknown) and where they come from, first source first.
 Inferred = tuple[frozenset[str] | None, tuple[str, ...]]
@@ -38,6 +40,7 @@ def check_types(graph: PlanGraph) -> Iterator[Diagnostic]:
     # Reads of one path share one tuple of writers: infer their types once, not once per
     # reader (1,000 readers of what 1,000 calls write would be a million inferences).
     memo: dict[Any, Inferred] = {}
+    known: dict[tuple[str, Path], Any] = {}  # (tool, parameter path) -> accepted types
     for node in graph.nodes:
         tool = registry.get(node.tool) if node.tool else None
         if tool is None:
@@ -45,7 +48,11 @@ def check_types(graph: PlanGraph) -> Iterator[Diagnostic]:
         if tool.name not in plain:
             plain[tool.name] = thaw(tool.schema)
         for param in node.params:
-            accepted = schema_types_at(plain[tool.name], param.path)
+            # Many calls of a tool set the same parameter: find its types once.
+            where = (tool.name, param.path)
+            accepted = known.get(where, _UNKNOWN)
+            if accepted is _UNKNOWN:
+                accepted = known[where] = schema_types_at(plain[tool.name], param.path)
             if accepted is None:
                 continue
             produced, sources = _types_of(param.expr,
