@@ -105,7 +105,7 @@ def replay_split(folder: str) -> tuple[float, float, float]:
     """Of a resume of the run ``resume_rate`` left: seconds reading the journal's rows,
     decoding them into run events, and replaying those through the machine."""
     from obelisk.interpreters.common import gc_tuned
-    from obelisk.interpreters.replay import replay_open
+    from obelisk.interpreters.replaying import replay_open
     from obelisk.journal.codec import decode
 
     with Journal.open(os.path.join(folder, "half.db")) as journal:

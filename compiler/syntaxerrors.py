@@ -7,10 +7,8 @@ import re
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from obelisk.compiler.limits import SPACE
 from obelisk.core.errors import ExpressionSyntaxError
-
-#: The whitespace allowed around operators and parentheses, and trimmed at the end.
-SPACE = " \t\r\n"
 
 #: How terminals are named to a user in "expected ..." lists.
 _TERMINALS = {

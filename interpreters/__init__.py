@@ -10,11 +10,6 @@ from typing import TYPE_CHECKING
 
 from obelisk.core.lazy import LazyExports
 
-# replay and report share their module's name: importing such a module sets the package's
-# attribute to the module, hiding a name looked up on first use, so these come now.
-from obelisk.interpreters.replay import replay
-from obelisk.interpreters.report import report, views
-
 if TYPE_CHECKING:
     from obelisk.interpreters.activities import Activity, ActivityError, Branch
     from obelisk.interpreters.aio import drive_async, run_async
@@ -23,6 +18,8 @@ if TYPE_CHECKING:
     from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
     from obelisk.interpreters.machine import PlanRefused, RunState
     from obelisk.interpreters.outcomes import Approve, Deny, Replace
+    from obelisk.interpreters.replaying import replay
+    from obelisk.interpreters.reporting import report, views
     from obelisk.interpreters.result import CallOutcome, RunResult
     from obelisk.interpreters.sync import drive_sync, run_sync
 
@@ -36,6 +33,11 @@ _EXPORTS = LazyExports(globals(), {
     "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
     "obelisk.interpreters.machine": ("PlanRefused", "RunState"),
     "obelisk.interpreters.outcomes": ("Approve", "Deny", "Replace"),
+    # The functions replay and report live in modules named otherwise (replaying,
+    # reporting): importing a module sets its package's attribute of the same name, which
+    # would hide a function of that name looked up on first use.
+    "obelisk.interpreters.replaying": ("replay",),
+    "obelisk.interpreters.reporting": ("report", "views"),
     "obelisk.interpreters.result": ("CallOutcome", "RunResult"),
     "obelisk.interpreters.sync": ("drive_sync", "run_sync"),
 })

@@ -49,7 +49,7 @@ from obelisk.interpreters.machine import (
     finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
-from obelisk.interpreters.replay import Replayed
+from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 
 #: How the asyncio loop runs one invocation (kept under its old name).

@@ -31,7 +31,7 @@ from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
-from obelisk.interpreters.report import invalid_report, report, views
+from obelisk.interpreters.reporting import invalid_report, report, views
 from obelisk.interpreters.result import CallOutcome, RunResult
 from obelisk.interpreters.sync import drive_sync
 

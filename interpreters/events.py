@@ -1,5 +1,5 @@
 """The vocabulary of a run: a call's :class:`Status`, the trace's :class:`Event` kinds, and
-the :data:`RunEvent` stream an observer follows and :func:`~obelisk.interpreters.replay.replay`
+the :data:`RunEvent` stream an observer follows and :func:`~obelisk.interpreters.replaying.replay`
 rebuilds a run from.
 
 Two kinds of record, for two readers:

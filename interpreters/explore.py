@@ -14,7 +14,7 @@ from obelisk.compiler.tools import Tool
 from obelisk.core.values import MISSING
 from obelisk.interpreters.events import Status
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
-from obelisk.interpreters.report import views
+from obelisk.interpreters.reporting import views
 from obelisk.interpreters.result import RunResult
 
 #: How many branch combinations ``explore`` runs unless told otherwise.

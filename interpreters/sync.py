@@ -29,7 +29,7 @@ from obelisk.interpreters.events import Decided, Finished, Started
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import as_verdict
-from obelisk.interpreters.replay import Replayed
+from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 
 #: How the sync loop runs one invocation (kept under its old name).

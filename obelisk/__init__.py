@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         Replace,
         RunResult,
     )
-    from obelisk.interpreters.replay import replay
+    from obelisk.interpreters.replaying import replay
     from obelisk.interpreters.sync import run_sync
     from obelisk.journal import (
         Durability,
@@ -133,7 +133,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
     "obelisk.interpreters.machine": ("Approve", "CallOutcome", "Deny", "PlanRefused", "Replace",
         "RunResult"),
-    "obelisk.interpreters.replay": ("replay",),
+    "obelisk.interpreters.replaying": ("replay",),
     "obelisk.interpreters.sync": ("run_sync",),
     "obelisk.journal": ("Durability", "Journal", "JournalError", "JournalUnreadable",
         "JournalWriteError", "RecordKind", "idempotency_key", "recorded", "resume", "resume_agent",

@@ -116,7 +116,7 @@ def test_the_layers_export_their_names_on_first_use(package: str) -> None:
         assert name in dir(module)
     for name, (home, attribute) in module._EXPORTS.where.items():
         assert getattr(module, name) is getattr(importlib.import_module(home), attribute)
-    # A name shares its module's name (interpreters' replay): it is imported up front.
+    # Every public name is in the first-use table or already a plain attribute (no module).
     assert set(module.__all__) <= set(module._EXPORTS.where) | set(vars(module))
     for name in set(module.__all__) - set(module._EXPORTS.where):
         assert not isinstance(getattr(module, name), type(module))
@@ -142,6 +142,12 @@ def test_validate_without_tools_and_resolve_import_only_what_they_use(
         loaded = modules_after(argv)
         assert "obelisk.compiler" in loaded  # it did the work
         assert not [m for m in NOT_FOR_SIMPLE_COMMANDS if m in loaded]
+        # Plain references never reach the grammar's parser, so lark is not imported.
+        assert "lark" not in loaded and "obelisk.compiler.grammar" not in loaded
+    # An expression that is not a plain reference brings the grammar in.
+    loaded = modules_after(["resolve", str(ROOT / "examples" / "context.json"),
+                            "†state.nothing || †state.user.name"])
+    assert "lark" in loaded and "obelisk.compiler.grammar" in loaded
 
 
 def test_a_command_that_needs_more_still_gets_it() -> None:

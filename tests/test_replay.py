@@ -1,4 +1,4 @@
-"""Replaying a run's events rebuilds the run (the events seam, interpreters/replay.py)."""
+"""Replaying a run's events rebuilds the run (the events seam, interpreters/replaying.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from obelisk import compile_plan, run_async, run_sync
 from obelisk.interpreters.events import Cancelled, Decided, Finished, RunEvent, Started
 from obelisk.interpreters.machine import advance, finish
 from obelisk.interpreters.outcomes import Deny, Returned
-from obelisk.interpreters.replay import replay
+from obelisk.interpreters.replaying import replay
 
 REPLAYS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 DATE = "2025-10-26T12:00:00Z"

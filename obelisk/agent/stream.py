@@ -48,7 +48,7 @@ from obelisk.interpreters.machine import (
     finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
-from obelisk.interpreters.replay import Replayed, replay_open
+from obelisk.interpreters.replaying import Replayed, replay_open
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
 

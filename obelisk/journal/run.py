@@ -33,7 +33,7 @@ from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.outcomes import Outcome, Raised
-from obelisk.interpreters.replay import Replayed, replay_open
+from obelisk.interpreters.replaying import Replayed, replay_open
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import decode, digest_of, header_of
