@@ -37,10 +37,14 @@ from obelisk.interpreters.outcomes import (
 )
 from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind
 
+#: One encoder for every row: ``json.dumps`` with options builds a new one per call, and
+#: a run writes a row per event.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
 
 def dumps(value: Any) -> str:
     """Compact JSON text, keys in the order given (the order a context was written in)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def header_of(plan: CompiledPlan, context: Context, options: Mapping[str, Any]) -> tuple[str, str]:

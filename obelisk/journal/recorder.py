@@ -113,9 +113,17 @@ def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: 
                     chain: tuple[str, ...] = ()) -> str:
     """The key a call keeps across resumes: run id, delegate chain, tick, call index and
     instance, joined with ``/`` (each part percent-encoded, so keys never collide)."""
-    parts = [quote(run_id, safe=""), ".".join(quote(d, safe="") for d in chain), str(tick),
-             str(index), quote(instance, safe="") if instance is not None else ""]
-    return "/".join(parts)
+    return _key_of(_key_prefix(run_id, chain), index, instance, tick)
+
+
+def _key_prefix(run_id: str, chain: tuple[str, ...]) -> str:
+    # The parts a run's keys share, encoded once per recorder rather than once per call.
+    return quote(run_id, safe="") + "/" + ".".join(quote(d, safe="") for d in chain) + "/"
+
+
+def _key_of(prefix: str, index: int, instance: str | None, tick: int) -> str:
+    last = quote(instance, safe="") if instance is not None else ""
+    return f"{prefix}{tick}/{index}/{last}"
 
 
 def utc_stamp() -> str:
@@ -142,6 +150,7 @@ class RunRecorder:
         self.plan = plan
         self.tick = tick
         self.chain = chain
+        self._key_prefix = _key_prefix(self.key_run, chain)
         self._seq = next_seq
         self._pending: list[Record] = []
         self._lock = threading.Lock()
@@ -170,7 +179,10 @@ class RunRecorder:
                 if commit:
                     self._flush_locked()
             elif len(self._pending) >= BATCH_EVENTS:
-                self._flush_locked()
+                # The timer is left running: it commits the rows that come after these
+                # when it fires, at most 100 ms after it was started, which is sooner than
+                # needed; starting a thread per batch cost more than the batch's commit.
+                self._flush_locked(stop_timer=False)
             elif self._timer is None:
                 self._timer = threading.Timer(BATCH_SECONDS, self._timed_flush)
                 self._timer.daemon = True
@@ -182,8 +194,8 @@ class RunRecorder:
             self._seq += 1
         self._after.clear()
 
-    def _flush_locked(self) -> None:
-        if self._timer is not None:
+    def _flush_locked(self, stop_timer: bool = True) -> None:
+        if stop_timer and self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._pending:
@@ -238,7 +250,7 @@ class RunRecorder:
     def key(self, node: int) -> str:
         """The idempotency key of node ``node`` of this run."""
         found = self.plan.nodes[node]
-        return idempotency_key(self.key_run, found.index, found.instance, self.tick, self.chain)
+        return _key_of(self._key_prefix, found.index, found.instance, self.tick)
 
     def invoking(self, node: int, commit: bool = True) -> str:
         """Record that node ``node`` is about to be invoked; its idempotency key.
