@@ -147,7 +147,7 @@ def _decode_all(records: Sequence[Record]) -> list[RunEvent]:
     one loop, no per-row exception frame)."""
     events: list[RunEvent] = []
     append, loads = events.append, json.loads
-    finish, start = RecordKind.FINISH, RecordKind.START
+    finish, start, invoke = RecordKind.FINISH, RecordKind.START, RecordKind.INVOKE
     for record in records:
         kind = record.kind
         if kind is finish:
@@ -155,6 +155,8 @@ def _decode_all(records: Sequence[Record]) -> list[RunEvent]:
             append(Finished(_node(record.node), outcome_of(data), data["date"]))
         elif kind is start:
             append(Started(_node(record.node), {}))
+        elif kind is invoke:
+            continue  # as many as the outcomes, and not a run event
         else:
             event = _decode(record)
             if event is not None:

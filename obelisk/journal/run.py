@@ -94,6 +94,12 @@ def _open_session(journal: Journal, run_id: str | None, plan: CompiledPlan, cont
 
 def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Context,
             options: Mapping[str, Any]) -> _Session:
+    with gc_tuned():  # reading and replaying make many objects, as a run does
+        return _reopened(journal, header, plan, context, options)
+
+
+def _reopened(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Context,
+              options: Mapping[str, Any]) -> _Session:
     records = list(journal.records(header.run_id))
     ended = any(r.kind is RecordKind.END and '"cancelled"' not in (r.data or "")
                 for r in records)
