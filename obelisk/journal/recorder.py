@@ -16,7 +16,7 @@ from urllib.parse import quote
 from obelisk.agent.source import TickSource
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
-from obelisk.interpreters.events import RunEvent
+from obelisk.interpreters.events import RunEvent, Started
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import dumps, encode
 from obelisk.journal.sqlite import SqliteStore
@@ -235,12 +235,12 @@ class RunRecorder:
     # -- what the run tells ------------------------------------------------------------
 
     def __call__(self, event: RunEvent) -> None:
+        if self._last is RecordKind.START and type(event) is Started:
+            return  # before encoding it: most Started events are not written (see below)
         kind, node, data = encode(event, self.plan)
         if kind is RecordKind.START:
             # The machine starts a whole batch at once and tells each call in a row:
             # the batch's first call is all a replay needs (it advances the machine).
-            if self._last is RecordKind.START:
-                return
             self._last = kind
             self._add(kind, node, data, commit=False)
             return
