@@ -8,6 +8,7 @@ import json
 import pathlib
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from obelisk import (
     run_durable_async,
 )
 from obelisk.journal import Record, RunHeader, RunRecorder, SqliteStore, idempotency_key
+from obelisk.journal.recorder import BATCH_EVENTS
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import durable_activities as acts  # noqa: E402
@@ -229,6 +231,32 @@ def test_batch_durability_records_the_same_events(tmp_path: pathlib.Path) -> Non
                         activities=Counting().activities, clock=clock)
             kinds.append([(r.kind, r.node, r.data) for r in journal.records("R")])
     assert kinds[0] == kinds[1]
+
+
+def test_batch_commits_every_256_rows_and_the_timer_commits_the_rest(
+        tmp_path: pathlib.Path) -> None:
+    # A size-triggered commit leaves the timer running: the rows after it must still reach
+    # the disk without a further row or an explicit flush (no timing is asserted: the
+    # test only waits, generously, for them to appear).
+    db = tmp_path / "batch.db"
+    plan = obelisk.compile_plan(acts.plan(1, 1), tools=TOOLS)
+    with Journal.open(db, "batch") as journal:
+        journal.store.create_run(RunHeader("R", 1, "d", "{}", "now"))
+        recorder = RunRecorder(journal, "R", plan)
+        for _ in range(BATCH_EVENTS + 10):
+            recorder.record(RecordKind.USAGE, 0, "{}", commit=False)
+        reader = sqlite3.connect(db)
+        try:
+            assert reader.execute("SELECT count(*) FROM events").fetchone()[0] >= BATCH_EVENTS
+            deadline = time.monotonic() + 30
+            while (reader.execute("SELECT count(*) FROM events").fetchone()[0]
+                   < BATCH_EVENTS + 10 and time.monotonic() < deadline):
+                time.sleep(0.01)
+            assert reader.execute("SELECT count(*) FROM events").fetchone()[0] == \
+                BATCH_EVENTS + 10
+        finally:
+            reader.close()
+        recorder.flush()
 
 
 def test_history_lists_the_events(db: pathlib.Path) -> None:
