@@ -104,10 +104,13 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     Raises :class:`WriteError` (with the reason; the caller adds kind and message) when the
     write cannot be applied. Iterative: descends once, then rebuilds the spine bottom-up.
     """
-    if method is Method.SET and len(path) == 1 and type(root) is PMap:
-        key = path[0]
-        if type(key) is str:  # the most common write, a key of an object set: no spine
-            return root.set(key, value)
+    if method is Method.SET and type(root) is PMap:
+        # The most common write: a key set through objects that exist (or one level that
+        # does not), every segment a key. Same result as the general loop below, without
+        # its spine of (container, key) pairs and per-level dispatch.
+        fast = _set_in_objects(root, path, value)
+        if fast is not None:
+            return fast
     combine = METHODS[method]
     # Descend, remembering each container and the concrete key used in it.
     spine: list[tuple[Frozen | Missing, str | int]] = []
@@ -158,6 +161,33 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
             assert isinstance(key, str)  # an index below MISSING raised above
             node = pmap({key: node})
     return node
+
+
+def _set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen | None:
+    # ``set`` of ``value`` at ``path`` when every segment is a key and every container on
+    # the way is an object, except that the last one may be MISSING (created); None when
+    # the path leaves that shape (the caller then takes the general route).
+    last = len(path) - 1
+    if last < 0:
+        return None
+    levels: list[PMap[str, Frozen]] = []
+    node: Frozen | Missing = root
+    for depth, key in enumerate(path):
+        if type(key) is not str:
+            return None
+        if type(node) is PMap:
+            levels.append(node)
+            if depth < last:
+                node = node.get(key, MISSING)
+        elif node is MISSING and depth == last:
+            value = pmap({key: value})
+        else:
+            return None
+    if len(levels) < len(path):  # the last container was MISSING, created above
+        path = path[:len(levels)]
+    for container, key in zip(reversed(levels), reversed(path), strict=True):
+        value = container.set(key, value)
+    return value
 
 
 def _decimal_key(segment: int, path: Path, depth: int) -> str:
