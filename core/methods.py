@@ -170,23 +170,21 @@ def _set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Froze
     last = len(path) - 1
     if last < 0:
         return None
-    levels: list[PMap[str, Frozen]] = []
+    levels: list[tuple[PMap[str, Frozen], str]] = []
     node: Frozen | Missing = root
     for depth, key in enumerate(path):
         if type(key) is not str:
             return None
         if type(node) is PMap:
-            levels.append(node)
+            levels.append((node, key))
             if depth < last:
                 node = node.get(key, MISSING)
         elif node is MISSING and depth == last:
             value = pmap({key: value})
         else:
             return None
-    if len(levels) < len(path):  # the last container was MISSING, created above
-        path = path[:len(levels)]
-    for container, key in zip(reversed(levels), reversed(path), strict=True):
-        value = container.set(key, value)
+    for container, name in reversed(levels):
+        value = container.set(name, value)
     return value
 
 
