@@ -257,3 +257,25 @@ def test_set_of_a_key_path_agrees_with_plain_json(root: Any, path: list[str],
             write(root, tuple(path), SET, value)
         return
     assert strict(write(root, tuple(path), SET, value)) == strict(expected)
+
+
+def test_the_bucket_level_set_is_on_with_the_installed_pyrsistent() -> None:
+    from obelisk.core import methods
+
+    assert methods._FAST_SET.on  # else every key set pays for PMap's evolver again
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=30),
+       st.lists(st.tuples(st.text(max_size=3), st.integers(0, 3)), min_size=1, max_size=30))
+def test_the_bucket_level_set_makes_the_map_pmap_makes(start: dict[str, int],
+                                                       sets: list[tuple[str, int]]) -> None:
+    from obelisk.core.methods import _get, _set_key
+
+    ours = theirs = pmap(start)
+    for key, number in sets:
+        ours, theirs = _set_key(ours, key, number), theirs.set(key, number)
+        assert list(ours.items()) == list(theirs.items())  # same order: messages print so
+        assert ours == theirs and hash(ours) == hash(theirs)
+        assert _get(ours, key) == number
+        assert _get(ours, key + "four") is MISSING  # longer than any key drawn
