@@ -318,8 +318,9 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
         _fail(step, node_id, call.type, call.message)
         return None
-    for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
-        call.setdefault(key, thaw(prescribed))
+    if node.prescribed:  # most calls have none; iterating an empty PMap still costs
+        for key, prescribed in node.prescribed.items():  # §5: as if the call wrote it
+            call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
     problems = calls.param_problems(tool, call)
     if problems:
