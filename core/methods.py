@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from typing import Any
 
 from pyrsistent import PMap, PVector, pmap, pvector
 from pyrsistent.typing import PMapEvolver
@@ -104,10 +105,13 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     Raises :class:`WriteError` (with the reason; the caller adds kind and message) when the
     write cannot be applied. Iterative: descends once, then rebuilds the spine bottom-up.
     """
-    if method is Method.SET and len(path) == 1 and type(root) is PMap:
-        key = path[0]
-        if type(key) is str:  # the most common write, a key of an object set: no spine
-            return root.set(key, value)
+    if method is Method.SET and type(root) is PMap:
+        # The most common write: a key set through objects that exist (or one level that
+        # does not), every segment a key. Same result as the general loop below, without
+        # its spine of (container, key) pairs and per-level dispatch.
+        fast = _set_in_objects(root, path, value)
+        if fast is not None:
+            return fast
     combine = METHODS[method]
     # Descend, remembering each container and the concrete key used in it.
     spine: list[tuple[Frozen | Missing, str | int]] = []
@@ -158,6 +162,98 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
             assert isinstance(key, str)  # an index below MISSING raised above
             node = pmap({key: node})
     return node
+
+
+def _set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen | None:
+    # ``set`` of ``value`` at ``path`` when every segment is a key and every container on
+    # the way is an object, except that the last one may be MISSING (created); None when
+    # the path leaves that shape (the caller then takes the general route).
+    last = len(path) - 1
+    if last < 0:
+        return None
+    levels: list[tuple[PMap[str, Frozen], str]] = []
+    node: Frozen | Missing = root
+    fast = _FAST_SET.on
+    for depth, key in enumerate(path):
+        if type(key) is not str:
+            return None
+        if type(node) is PMap:
+            levels.append((node, key))
+            if depth < last:
+                node = _get(node, key) if fast else node.get(key, MISSING)
+        elif node is MISSING and depth == last:
+            value = pmap({key: value})
+        else:
+            return None
+    for container, name in reversed(levels):
+        value = _set_key(container, name, value) if fast else container.set(name, value)
+    return value
+
+
+# PMap is pure Python: its ``set`` makes an evolver, copies the bucket vector's evolver and
+# makes the map again. The two helpers below do what ``get`` and ``set`` do on its buckets
+# directly (a key set in a third of the time), and are used only when a check at import
+# finds they make exactly the maps PMap makes (same items, same order, same hash).
+
+
+class _FAST_SET:  # noqa: N801 - a flag, named as the one in core/messages.py
+    """Whether :func:`_get` and :func:`_set_key` may read PMap's buckets."""
+
+    on = False
+
+
+def _get(container: PMap[str, Frozen], key: str) -> Frozen | Missing:
+    # container.get(key, MISSING), from the buckets.
+    buckets: Any = container._buckets
+    bucket = buckets[hash(key) % len(buckets)]
+    if bucket:
+        for k, v in bucket:
+            if k == key:
+                return v  # type: ignore[no-any-return]
+    return MISSING
+
+
+def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str, Frozen]:
+    # container.set(key, value), laid out as PMap's evolver lays it out: a new key goes
+    # first in its bucket; when the map must grow its buckets, PMap itself does it.
+    buckets: Any = container._buckets
+    size = len(container)
+    index = hash(key) % len(buckets)
+    bucket = buckets[index]
+    if bucket:
+        for k, v in bucket:
+            if k == key:
+                if v is value:
+                    return container
+                return PMap(size, buckets.set(  # type: ignore[call-arg]
+                    index, [(k2, value) if k2 == key else (k2, v2) for k2, v2 in bucket]))
+    if len(buckets) < 0.67 * size:
+        return container.set(key, value)
+    return PMap(size + 1, buckets.set(  # type: ignore[call-arg]
+        index, [(key, value), *bucket] if bucket else [(key, value)]))
+
+
+def _check_fast_set() -> bool:
+    # Grow maps key by key (through every reallocation), replace and re-set keys, and
+    # compare each step with PMap's own set.
+    try:
+        _FAST_SET.on = True
+        ours: PMap[str, Frozen] = pmap()
+        theirs: PMap[str, Frozen] = pmap()
+        keys = [f"k{i}" for i in range(40)] + ["k3", "k17", "k3", ""]
+        for number, key in enumerate(keys):
+            ours = _set_key(ours, key, number)
+            theirs = theirs.set(key, number)
+            if (list(ours.items()) != list(theirs.items()) or ours != theirs
+                    or hash(ours) != hash(theirs) or _get(ours, key) != number
+                    or _get(ours, "absent") is not MISSING):
+                return False
+        return _set_key(ours, "k3", ours["k3"]) is ours
+    except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
+        return False
+
+
+_FAST_SET.on = _check_fast_set()
 
 
 def _decimal_key(segment: int, path: Path, depth: int) -> str:

@@ -44,7 +44,7 @@ from obelisk.interpreters.machine import (
     advance,
     begin,
     cancel,
-    complete,
+    complete_all,
     decide,
     finish,
 )
@@ -210,13 +210,16 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
     for _, item in batch:
         if isinstance(item, Abort):
             raise item.exception
+    settled: list[tuple[int, Outcome, str]] = []
     for node, outcome in batch:
         assert not isinstance(outcome, Abort)
         run.tasks.pop(node, None)
-        date = run.clock()
-        run.state = complete(run.state, node, outcome, date)
+        settled.append((node, outcome, run.clock()))
         gc_keep()
-        if run.tell is not None:
+    # One transition for the whole batch: the join after a fan-out starts sooner.
+    run.state = complete_all(run.state, settled)
+    if run.tell is not None:
+        for node, outcome, date in settled:
             run.tell(Finished(node, outcome, date))
 
 

@@ -7,6 +7,7 @@ how many run at once:
     state, ready = advance(state)             # WAIT / READY / SKIPPED for the candidates
     state, inv = decide(state, inv, verdict)  # optional: the approval hook's answer
     state = complete(state, node, outcome, date)  # write outputs or record the failure
+    state = complete_all(state, [(node, outcome, date), ...])  # several, one transition
     result = finish(state)                    # error messages appended, in call order
 
 ``cancel(state)`` ends a cancelled run (running calls become CANCELLED).
@@ -38,7 +39,7 @@ All functions are pure (the plan's ``CallCache`` only memoises).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from attrs import evolve, field, frozen
@@ -317,8 +318,9 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
         _fail(step, node_id, call.type, call.message)
         return None
-    for key, prescribed in node.prescribed.items():  # §5: as if the call had written it
-        call.setdefault(key, thaw(prescribed))
+    if node.prescribed:  # most calls have none; iterating an empty PMap still costs
+        for key, prescribed in node.prescribed.items():  # §5: as if the call wrote it
+            call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
     problems = calls.param_problems(tool, call)
     if problems:
@@ -408,11 +410,30 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
     contracts (NotJSON, ValueTooLarge, BranchContract...) fail the call, writing nothing.
     Raises ``ValueError`` if the node is not running (messages: ``calls.output_message``).
     """
-    if state.status[node_id] is not Status.RUNNING:
-        raise ValueError(f"node {node_id} is not running")
-    node = state.plan.nodes[node_id]  # _finish takes it out of ``running``
-    output = node.output
     step = _Step(state)
+    _complete(step, node_id, outcome, date)
+    return step.state()
+
+
+def complete_all(state: RunState,
+                 finished: Iterable[tuple[int, Outcome, str]]) -> RunState:
+    """:func:`complete` of each ``(node_id, outcome, date)`` in turn, as one transition.
+
+    The same rules, applied in the order given, make the same state as completing them
+    one by one; only the intermediate states are never built (an interpreter settling
+    many calls at once pays for one). Raises ``ValueError`` if a node is not running.
+    """
+    step = _Step(state)
+    for node_id, outcome, date in finished:
+        _complete(step, node_id, outcome, date)
+    return step.state()
+
+
+def _complete(step: _Step, node_id: int, outcome: Outcome, date: str) -> None:
+    if step.status[node_id] is not Status.RUNNING:
+        raise ValueError(f"node {node_id} is not running")
+    node = step.plan.nodes[node_id]  # _finish takes it out of ``running``
+    output = node.output
     match outcome:
         case Returned(value=value):
             if output is None:  # fire-and-forget: the result is dropped
@@ -439,7 +460,6 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
                 _write(step, node_id, alt, value, date, f"chose alternative {alt + 1}")
         case _:  # pragma: no cover
             raise TypeError(f"not an outcome: {outcome!r}")
-    return step.state()
 
 
 def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str) -> None:

@@ -77,12 +77,14 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
         message = errors[node_id]
         context = context.append(message)
         errors_out.append(message)
+    # Plain dicts read once: a persistent map's lookup costs several times a dict's, and
+    # every node looks twice.
+    reason_of = dict(reasons)
+    error_of = {node_id: message["data"]["error"]["type"]
+                for node_id, message in errors.items()}
     calls = tuple(
-        CallOutcome(
-            call=node.index, instance=node.instance, tool=node.tool,
-            outcome=status[node.id], reason=reasons.get(node.id, ""),
-            error=errors[node.id]["data"]["error"]["type"] if node.id in errors else None,
-        )
+        CallOutcome(node.index, node.instance, node.tool, status[node.id],
+                    reason_of.get(node.id, ""), error_of.get(node.id))
         for node in plan.nodes
     )
     unfinished = (Status.CANCELLED, Status.PENDING, Status.RUNNING)

@@ -836,3 +836,19 @@ def test_a_plan_with_errors_is_refused(run: Runner) -> None:
 
     with pytest.raises(PlanRefused):
         run([{"_tool": "t", "x": "†state.nowhere"}])
+
+
+def test_the_default_clock_is_utc_text_to_the_millisecond_shared_within_one() -> None:
+    import datetime
+    import re
+
+    from obelisk.interpreters.common import utc_now
+
+    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    first, second = utc_now(), utc_now()
+    after = datetime.datetime.now(datetime.timezone.utc)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first)
+    read = datetime.datetime.fromisoformat(first.replace("Z", "+00:00"))
+    assert before <= read <= after
+    if second == first:
+        assert second is first  # one string per millisecond: the messages share it

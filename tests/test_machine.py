@@ -24,6 +24,7 @@ from obelisk.interpreters.machine import (
     begin,
     cancel,
     complete,
+    complete_all,
     decide,
     finish,
 )
@@ -583,3 +584,46 @@ def test_a_plan_without_cycles_always_terminates() -> None:
     result = finish(state)
     assert [c.outcome for c in result.calls] == ["executed", "failed", "executed", "skipped",
                                                  "skipped"]
+
+
+# -- complete_all: several completions, one transition --------------------------------------
+
+
+def test_complete_all_makes_the_state_completing_one_by_one_makes() -> None:
+    plan = [
+        {"_tool": "t", "i": 0, "_outputPath": "†state.a.x"},
+        {"_tool": "t", "i": 1, "_outputPath": "†state.a.y || †state.err"},
+        {"_tool": "t", "i": 2, "_outputPath": "†state.a.x"},  # set again: the order shows
+        {"_tool": "t", "i": 3, "_outputPath": "†state.a.z.deep"},
+        {"_tool": "t", "i": 4},
+        {"_tool": "t", "i": 5, "_outputPath": "†state.a.x.below"},  # through a number
+        {"_tool": "t", "a": "†state.a", "_outputPath": "†state.joined"},
+    ]
+    state, ready = ready_nodes(begin(compile_plan(plan)))
+    finished = [
+        (ready[0], Returned(1), DATE),
+        (ready[2], Returned(2), DATE),
+        (ready[1], Raised("Boom", "it broke"), DATE),
+        (ready[3], Returned({"k": [1, 2]}), DATE),
+        (ready[4], Returned("dropped"), DATE),
+        (ready[5], Returned(3), DATE),
+    ]
+    one_by_one = state
+    for node_id, outcome, date in finished:
+        one_by_one = complete(one_by_one, node_id, outcome, date)
+    together = complete_all(state, finished)
+    check_invariants(together)
+    assert together == one_by_one
+    assert together.context.to_json() == one_by_one.context.to_json()
+    assert list(together.trace) == list(one_by_one.trace)
+    assert dict(together.took) == dict(one_by_one.took)
+    assert finish(together) == finish(one_by_one)
+    assert value(together, "state", "a", "x") == 2
+    assert finish(together).outcome_of(5) is Status.FAILED  # a write through the number 2
+    assert ready_nodes(together)[1] == ready_nodes(one_by_one)[1] == [6]
+
+
+def test_complete_all_refuses_a_node_that_is_not_running() -> None:
+    state, ready = ready_nodes(start([{"_tool": "t", "_outputPath": "†state.a"}]))
+    with pytest.raises(ValueError, match="not running"):
+        complete_all(state, [(ready[0], Returned(1), DATE), (ready[0], Returned(2), DATE)])

@@ -7,6 +7,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from obelisk.core.errors import ObeliskError, WriteError
@@ -217,3 +219,63 @@ def test_deep_paths_are_iterative_and_linear() -> None:
     for _ in range(20_000):
         node = node["k"]
     assert node == 2
+
+
+def _plain_set(root: Any, path: tuple[str, ...], value: Any) -> Any:
+    """``set`` on plain JSON, the obvious way: objects made on the way, a non-object in the
+    way refused (the model the write of a key path must agree with)."""
+    if not path:
+        return value
+    if root is MISSING:
+        root = {}
+    if not isinstance(root, dict):
+        raise WriteError("not an object")
+    below = root.get(path[0], MISSING)
+    return {**root, path[0]: _plain_set(below, path[1:], value)}
+
+
+_KEYS = st.sampled_from(["a", "b", "c"])
+_TREES = st.recursive(
+    st.one_of(st.none(), st.integers(0, 3), st.text(max_size=2)),
+    lambda inner: st.one_of(st.dictionaries(_KEYS, inner, max_size=3),
+                            st.lists(inner, max_size=2)),
+    max_leaves=8,
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.dictionaries(_KEYS, _TREES, max_size=3), st.lists(_KEYS, min_size=1, max_size=4),
+       _TREES)
+def test_set_of_a_key_path_agrees_with_plain_json(root: Any, path: list[str],
+                                                  value: Any) -> None:
+    # The write of a key path through objects takes a shorter route in apply_write; it
+    # must make exactly what setting the key on plain JSON makes, and refuse the same.
+    try:
+        expected = _plain_set(root, tuple(path), value)
+    except WriteError:
+        with pytest.raises(WriteError):
+            write(root, tuple(path), SET, value)
+        return
+    assert strict(write(root, tuple(path), SET, value)) == strict(expected)
+
+
+def test_the_bucket_level_set_is_on_with_the_installed_pyrsistent() -> None:
+    from obelisk.core import methods
+
+    assert methods._FAST_SET.on  # else every key set pays for PMap's evolver again
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=30),
+       st.lists(st.tuples(st.text(max_size=3), st.integers(0, 3)), min_size=1, max_size=30))
+def test_the_bucket_level_set_makes_the_map_pmap_makes(start: dict[str, int],
+                                                       sets: list[tuple[str, int]]) -> None:
+    from obelisk.core.methods import _get, _set_key
+
+    ours = theirs = pmap(start)
+    for key, number in sets:
+        ours, theirs = _set_key(ours, key, number), theirs.set(key, number)
+        assert list(ours.items()) == list(theirs.items())  # same order: messages print so
+        assert ours == theirs and hash(ours) == hash(theirs)
+        assert _get(ours, key) == number
+        assert _get(ours, key + "four") is MISSING  # longer than any key drawn
