@@ -93,6 +93,52 @@ def test_a_recorded_run_replays_to_the_same_result_and_runs_nothing(db: pathlib.
 
 
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
+def test_the_trace_is_kept_as_asked_not_for_the_journal_itself(db: pathlib.Path,
+                                                               interpreter: str) -> None:
+    """The journal's recorder does not make a run record its trace: as for run_sync, the
+    trace is kept when asked or when the caller's observer follows the run, and a resumed
+    run gives what an uninterrupted one gives."""
+    calls = acts.plan(3, 4)
+    if interpreter == "sync":
+        traced_alone = obelisk.run_sync(calls, activities=Counting().activities, tools=TOOLS,
+                                        clock=clock, trace=True).trace
+    else:
+        traced_alone = asyncio.run(obelisk.run_async(
+            calls, activities=Counting().activities, tools=TOOLS, clock=clock,
+            max_concurrency=1, trace=True)).trace
+    assert traced_alone
+
+    def durable(journal: Journal, run_id: str, **options: Any) -> obelisk.RunResult:
+        if interpreter == "sync":
+            return run_durable(calls, journal=journal, run_id=run_id, tools=TOOLS,
+                               clock=clock, **options)
+        return asyncio.run(run_durable_async(calls, journal=journal, run_id=run_id,
+                                             tools=TOOLS, clock=clock, max_concurrency=1,
+                                             **options))
+
+    seen: list[Any] = []
+    with Journal.open(db) as journal:
+        assert durable(journal, "plain", activities=Counting().activities).trace == ()
+        assert durable(journal, "asked", activities=Counting().activities,
+                       trace=True).trace == traced_alone
+        assert durable(journal, "watched", activities=Counting().activities,
+                       observer=seen.append).trace == traced_alone
+        with pytest.raises(Crash):
+            durable(journal, "crashed", activities=Counting(crash_at=5).activities)
+    with Journal.open(db) as journal:
+        assert resume(journal, "crashed", activities=Counting().activities,
+                      clock=clock).trace == ()
+    with Journal.open(db) as journal, pytest.raises(Crash):
+        durable(journal, "crashed again", activities=Counting(crash_at=5).activities)
+    with Journal.open(db) as journal:
+        resumed = resume(journal, "crashed again", activities=Counting().activities,
+                         clock=clock, observer=seen.append, max_concurrency=1)
+    # The whole run's trace, the replayed part and the rest (the asyncio loop may order
+    # a resumed run's events differently from an uninterrupted one).
+    assert sorted(map(json.dumps, resumed.trace)) == sorted(map(json.dumps, traced_alone))
+
+
+@pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
 @pytest.mark.parametrize("crash_at", [1, 7, 12])
 def test_a_crashed_run_resumes_the_call_in_flight_with_its_key(
         db: pathlib.Path, interpreter: str, crash_at: int) -> None:

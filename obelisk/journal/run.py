@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import evolve, frozen
-from pyrsistent import PMap
+from pyrsistent import PMap, pvector
 
 from obelisk.agent.result import AgentResult
 from obelisk.compiler.plan import CompiledPlan, compile_plan
@@ -29,7 +29,7 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare
+from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare, traced
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.outcomes import Outcome, Raised
@@ -191,14 +191,30 @@ def _watched(session: _Session, watch: Observer | None) -> Observer:
     return both
 
 
+def _traced(session: _Session, trace: bool | None,
+            watch: Observer | None) -> tuple[bool, Replayed | None]:
+    """Whether the run records its trace: as asked, else when the caller's observer
+    follows it. The journal's own recorder does not count: it writes events, not the
+    trace, and a trace nobody reads costs a no-op call a sixth of its time. A resumed run
+    follows the same rule, whatever the replay made, so it returns what an uninterrupted
+    run returns."""
+    keep = traced(trace, watch)
+    replayed = session.replayed
+    if replayed is not None and not keep and replayed.state.tracing:
+        replayed = evolve(replayed, state=evolve(replayed.state, tracing=False,
+                                                 trace=pvector()))
+    return keep, replayed
+
+
 def _drive(session: _Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None,
-           watch: Observer | None = None) -> RunResult:
+           watch: Observer | None = None, trace: bool | None = None) -> RunResult:
     invoke = _sync_invoker(activity_invoker(plan, activities or {}, latent), session)
+    keep, replayed = _traced(session, trace, watch)
     try:
         result = drive_sync(plan, context, invoke, approve, clock_of(clock),
-                            _watched(session, watch), resume=session.replayed)
+                            _watched(session, watch), resume=replayed, trace=keep)
     finally:
         _flush_quietly(session.recorder)
     if not session.ended:
@@ -210,12 +226,14 @@ async def _drive_async(session: _Session, plan: CompiledPlan, context: Context,
                        activities: Mapping[str, Activity] | None, approve: Approval | None,
                        latent: Activity | None, clock: Callable[[], Any] | None,
                        max_concurrency: int | None, timeout: float | None,
-                       watch: Observer | None = None) -> RunResult:
+                       watch: Observer | None = None, trace: bool | None = None) -> RunResult:
     invoke = _async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
+    keep, replayed = _traced(session, trace, watch)
     try:
         result = await drive_async(plan, context, invoke, approve, clock_of(clock),
                                    max_concurrency=max_concurrency, timeout=timeout,
-                                   observer=_watched(session, watch), resume=session.replayed)
+                                   observer=_watched(session, watch), resume=replayed,
+                                   trace=keep)
     finally:
         _flush_quietly(session.recorder)
     if not session.ended:
@@ -242,9 +260,13 @@ def run_durable(
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
     observer: Observer | None = None,
+    trace: bool | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_sync`, recorded in ``journal`` under ``run_id`` (a new id when
     None; the id is ``result`` 's ``journal_run`` in the journal's runs).
+
+    ``trace``: record the run's trace, as for ``run_sync``; None records it when
+    ``observer`` is given (the journal's own recorder does not count).
 
     A ``run_id`` the journal already holds for the same plan, context, tools and options
     is resumed; one recorded for anything else is refused with
@@ -254,7 +276,7 @@ def run_durable(
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx,
                             _options(compiled, approve, "sync", None, None))
-    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer)
+    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace)
 
 
 async def run_durable_async(
@@ -272,13 +294,14 @@ async def run_durable_async(
     tools: ToolRegistry | Iterable[Any] | None = (),
     instances: bool = False,
     observer: Observer | None = None,
+    trace: bool | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx, _options(
         compiled, approve, "asyncio", max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
-                              max_concurrency, timeout, observer)
+                              max_concurrency, timeout, observer, trace)
 
 
 @frozen
