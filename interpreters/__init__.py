@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
     from obelisk.interpreters.machine import PlanRefused, RunState
     from obelisk.interpreters.outcomes import Approve, Deny, Replace
-    from obelisk.interpreters.replaying import replay
+    from obelisk.interpreters.replaying import Replayed, replay, replay_more, replay_open
     from obelisk.interpreters.reporting import report, views
     from obelisk.interpreters.result import CallOutcome, RunResult
     from obelisk.interpreters.sync import drive_sync, run_sync
@@ -36,7 +36,7 @@ _EXPORTS = LazyExports(globals(), {
     # The functions replay and report live in modules named otherwise (replaying,
     # reporting): importing a module sets its package's attribute of the same name, which
     # would hide a function of that name looked up on first use.
-    "obelisk.interpreters.replaying": ("replay",),
+    "obelisk.interpreters.replaying": ("Replayed", "replay", "replay_more", "replay_open"),
     "obelisk.interpreters.reporting": ("report", "views"),
     "obelisk.interpreters.result": ("CallOutcome", "RunResult"),
     "obelisk.interpreters.sync": ("drive_sync", "run_sync"),
@@ -47,6 +47,6 @@ __all__ = [
     "Activity", "ActivityError", "Approve", "Branch", "CallOutcome", "Deny", "DryRunResult",
     "EventKind", "LatentExecutor", "MockError", "PlanRefused", "Registry", "Replace",
     "RunEvent", "RunResult", "RunState", "RunStatus", "Status", "choose_executor",
-    "drive_async", "drive_sync", "dry_run", "replay", "report", "run_async", "run_sync",
-    "views",
+    "drive_async", "drive_sync", "dry_run", "Replayed", "replay", "replay_more", "replay_open",
+    "report", "run_async", "run_sync", "views",
 ]

@@ -79,9 +79,19 @@ def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[Ru
                          events, approvals)
 
 
-def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool) -> Replayed:
-    undecided: dict[int, Invocation] = {}
-    running: dict[int, Invocation] = {}
+def replay_more(replayed: Replayed, events: Iterable[RunEvent], *,
+                approvals: bool = False) -> Replayed:
+    """``replayed`` continued with further ``events``: a replay made in steps is the replay
+    made at once (a display or a streamed tick that follows a run as it goes folds each
+    event once, instead of replaying from the start each time)."""
+    return _replayed(replayed.state, events, approvals, replayed.undecided, replayed.running)
+
+
+def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool,
+              undecided_before: Iterable[Invocation] = (),
+              running_before: Iterable[Invocation] = ()) -> Replayed:
+    undecided = {invocation.node: invocation for invocation in undecided_before}
+    running = {invocation.node: invocation for invocation in running_before}
     for event in events:
         match event:
             case Started(node=node):

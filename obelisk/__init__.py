@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         Replace,
         RunResult,
     )
-    from obelisk.interpreters.replaying import replay
+    from obelisk.interpreters.replaying import Replayed, replay, replay_more, replay_open
     from obelisk.interpreters.sync import run_sync
     from obelisk.journal import (
         Durability,
@@ -133,7 +133,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
     "obelisk.interpreters.machine": ("Approve", "CallOutcome", "Deny", "PlanRefused", "Replace",
         "RunResult"),
-    "obelisk.interpreters.replaying": ("replay",),
+    "obelisk.interpreters.replaying": ("Replayed", "replay", "replay_more", "replay_open"),
     "obelisk.interpreters.sync": ("run_sync",),
     "obelisk.journal": ("Durability", "Journal", "JournalError", "JournalUnreadable",
         "JournalWriteError", "RecordKind", "idempotency_key", "recorded", "resume", "resume_agent",
@@ -227,6 +227,7 @@ __all__ = [
     "Mode", "NotJSONError", "OpenAILLM", "Refusal", "Registry", "Reply", "Request",
     "RetryPolicy", "RunEvent", "RunStatus", "ScriptExhausted", "ScriptedLLM", "Status",
     "Transcript", "Usage", "build_latent_request", "build_request", "choose_executor",
-    "replay", "solution_schema", "AgentResult", "AgentStatus", "ApprovePlan", "EditPlan",
+    "Replayed", "replay", "replay_more", "replay_open", "solution_schema", "AgentResult",
+    "AgentStatus", "ApprovePlan", "EditPlan",
     "RejectPlan", "run_agent", "run_agent_sync", "plural",
 ]

@@ -252,16 +252,19 @@ def test_a_resumed_run_is_displayed_without_replaying_events_it_never_saw(
     events: list[object] = []
     run_sync(plan, activities={"a": fail, "b": fail, "c": lambda *_: 1},
              observer=events.append)
-    replayed: list[int] = []
-    real_replay = terminal.replay
-    monkeypatch.setattr(terminal, "replay", lambda p, c, seen: (
-        replayed.append(len(seen)), real_replay(p, c, seen))[1])
+    replayed: list[int] = []  # how many events each fold through the machine took in
+    real_open, real_more = terminal.replay_open, terminal.replay_more
+    monkeypatch.setattr(terminal, "replay_open", lambda p, c, seen: (
+        replayed.append(len(seen)), real_open(p, c, seen))[1])
+    monkeypatch.setattr(terminal, "replay_more", lambda before, seen: (
+        replayed.append(len(seen)), real_more(before, seen))[1])
     # Watched from the start: the first event is replayed at once, and its skips counted.
     progress = terminal.Progress(plan, _Terminal(), enabled=True)
     for event in events:
         progress.observe(event)
     progress.close(1)
     assert replayed and replayed[0] == 1
+    assert sum(replayed) <= len(events)  # each event is folded in once, not again and again
     # Resumed: never replayed; the count comes at the end.
     replayed.clear()
     stream = _Terminal()

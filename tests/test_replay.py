@@ -7,13 +7,14 @@ from typing import Any
 
 from equivalents import activity_of
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_run_properties import approval, scenarios, without_delays
 
 from obelisk import compile_plan, run_async, run_sync
 from obelisk.interpreters.events import Cancelled, Decided, Finished, RunEvent, Started
 from obelisk.interpreters.machine import advance, finish
 from obelisk.interpreters.outcomes import Deny, Returned
-from obelisk.interpreters.replaying import replay
+from obelisk.interpreters.replaying import replay, replay_more, replay_open
 
 REPLAYS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 DATE = "2025-10-26T12:00:00Z"
@@ -44,6 +45,30 @@ def test_replaying_a_runs_events_gives_the_same_result(scenario: dict[str, Any])
         assert again.calls == result.calls
         assert again.context.to_json() == result.context.to_json()
         assert again.errors == result.errors
+
+
+@REPLAYS
+@given(scenarios(), st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_a_replay_made_in_steps_is_the_replay_made_at_once(scenario: dict[str, Any],
+                                                           cuts: list[int]) -> None:
+    compiled = compile_plan(scenario["plan"], context=scenario["context"],
+                            instances=scenario["instances"])
+    approvals = approval(scenario) is not None
+    events: list[RunEvent] = []
+    asyncio.run(run_async(compiled, observer=events.append, approve=approval(scenario),
+                          clock=lambda: DATE, max_concurrency=scenario["max_concurrency"],
+                          activities={tool: activity_of(mock, "async")
+                                      for tool, mock in scenario["mocks"].items()}))
+    whole = replay_open(compiled, None, events, approvals=approvals)
+    bounds = sorted({min(c, len(events)) for c in cuts} | {0, len(events)})
+    stepped = replay_open(compiled, None, events[:bounds[0]], approvals=approvals)
+    for start, end in zip(bounds, bounds[1:]):
+        stepped = replay_more(stepped, events[start:end], approvals=approvals)
+    assert stepped.state.status == whole.state.status
+    assert stepped.state.context.to_json() == whole.state.context.to_json()
+    assert [i.node for i in stepped.running] == [i.node for i in whole.running]
+    assert [i.node for i in stepped.undecided] == [i.node for i in whole.undecided]
+    assert finish(stepped.state).calls == finish(whole.state).calls
 
 
 def test_the_observer_sees_each_step_in_order() -> None:

@@ -48,7 +48,7 @@ from obelisk.interpreters.machine import (
     finish,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
-from obelisk.interpreters.replaying import Replayed, replay_open
+from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
 
@@ -250,12 +250,15 @@ def _replay(run: _Streamed, initial: CompiledPlan, context: Context, steps: list
     """Rebuild a recorded streamed tick through the machine (``replay_open``): each
     admitted call compiled as it was, the recorded starts, verdicts and outcomes, and the
     close when its stream had ended. Late writers are found as the run found them, against
-    the state before each admission (replayed again to it: a tick has tens of calls)."""
+    the state before each admission (the events since the last one folded in)."""
+    replayed = replay_open(initial, context, (), isolate_invalid=True, open=True,
+                           approvals=approvals)
     events: list[RunEvent] = []
     for kind, value in steps:
         if kind == "admit":
-            run.state = replay_open(initial, context, events, isolate_invalid=True,
-                                    open=True, approvals=approvals).state
+            replayed = replay_more(replayed, events, approvals=approvals)
+            events = []
+            run.state = replayed.state
             plan = _admitted(run, value, compile_part, problems)
             events.append(Admitted(plan))
             if on_plan is not None:
@@ -267,8 +270,7 @@ def _replay(run: _Streamed, initial: CompiledPlan, context: Context, steps: list
                 events.append(Closed())
         else:
             events.append(value)
-    replayed = replay_open(initial, context, events, isolate_invalid=True, open=True,
-                           approvals=approvals)
+    replayed = replay_more(replayed, events, approvals=approvals)
     run.state = replayed.state
     if run.journal is not None:
         run.journal.follow(run.state.plan)

@@ -29,7 +29,16 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from obelisk import Approve, CompiledPlan, Deny, Replace, Status, replay
+from obelisk import (
+    Approve,
+    CompiledPlan,
+    Deny,
+    Replace,
+    Replayed,
+    Status,
+    replay_more,
+    replay_open,
+)
 from obelisk.cli.safe import inert, json_text
 from obelisk.jsonio import InputError, parse_json
 
@@ -50,11 +59,11 @@ class Progress:
     state, owned by the one run it watches.
 
     Skips leave no event: the machine decides them while it looks for ready calls. So the
-    display replays the events seen so far through the machine (``replay``, the same
-    functions the run used: no rule of its own) and counts the skipped calls of that state.
-    A replay costs what the run's own steps cost, so it is made only after new events and
-    at most every 0.25 s, or four times as long as the last replay took: the count keeps up
-    while the display never takes more than a fifth of the run's time. (rich's ``Live``
+    display follows the run through the machine (``replay_open``, then ``replay_more`` with
+    the events since: the same functions the run used, no rule of its own, each event
+    folded once) and counts the skipped calls of that state. Folding costs what the run's
+    own steps cost, so it is done only after new events and at most every 0.25 s, or four
+    times as long as the last fold took: the display takes at most a fifth of the run's time. (rich's ``Live``
     renders under its own lock, so two replays never overlap.) A display that did not see
     the run begin (``from_start`` false: a resumed run, whose earlier events are in its
     journal) cannot replay it, and shows the skipped calls at the end only.
@@ -68,6 +77,7 @@ class Progress:
         self.done = self.failed = self.skipped = 0
         self.running: dict[int, float] = {}
         self._events: list[Any] = []
+        self._replayed: Replayed | None = None  # the run as of the events counted
         self._counted = 0  # how many of the events the skipped count has seen
         self._next_count = 0.0  # time.monotonic() before which no replay is made
         self._live: Live | None = None
@@ -93,14 +103,16 @@ class Progress:
 
     def _count_skipped(self) -> None:
         """Bring :attr:`skipped` up to the events seen, when a replay is due."""
-        events = tuple(self._events)  # a copy: the run may add more meanwhile
-        if (not self._replays or len(events) == self._counted
+        seen = len(self._events)  # the run may add more meanwhile: fold these
+        if (not self._replays or seen == self._counted
                 or time.monotonic() < self._next_count):
             return
         started = time.monotonic()
-        state = replay(self.plan, None, events)
-        self.skipped = sum(status is Status.SKIPPED for status in state.status)
-        self._counted = len(events)
+        new = self._events[self._counted:seen]
+        self._replayed = (replay_open(self.plan, None, new) if self._replayed is None
+                          else replay_more(self._replayed, new))
+        self.skipped = sum(status is Status.SKIPPED for status in self._replayed.state.status)
+        self._counted = seen
         finished = time.monotonic()
         self._next_count = finished + max(0.25, 4 * (finished - started))
 
