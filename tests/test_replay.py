@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from equivalents import activity_of
@@ -62,7 +63,7 @@ def test_a_replay_made_in_steps_is_the_replay_made_at_once(scenario: dict[str, A
     whole = replay_open(compiled, None, events, approvals=approvals)
     bounds = sorted({min(c, len(events)) for c in cuts} | {0, len(events)})
     stepped = replay_open(compiled, None, events[:bounds[0]], approvals=approvals)
-    for start, end in zip(bounds, bounds[1:]):
+    for start, end in itertools.pairwise(bounds):
         stepped = replay_more(stepped, events[start:end], approvals=approvals)
     assert stepped.state.status == whole.state.status
     assert stepped.state.context.to_json() == whole.state.context.to_json()
