@@ -217,7 +217,7 @@ def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str,
     # container.set(key, value), laid out as PMap's evolver lays it out: a new key goes
     # first in its bucket; when the map must grow its buckets, PMap itself does it.
     buckets: Any = container._buckets
-    size = len(container)
+    size: Any = container._size  # a slot; len() would be a Python-level call
     index = hash(key) % len(buckets)
     bucket = buckets[index]
     if bucket:

@@ -1,7 +1,8 @@
 """The asyncio interpreter: every ready call starts at once (up to ``max_concurrency``).
 
 Finished calls report through a queue, so each completion costs O(1) however many calls
-run. Cancelling the run cancels the running activities, waits for them, keeps every
+run. A call that is the only one that can run (a chain's) is awaited by the loop itself,
+in a copy of the context as a task would run it (``_Isolated``): no task or queue hand-off. Cancelling the run cancels the running activities, waits for them, keeps every
 finished result and returns a result whose status is ``cancelled``: no task is left
 running or unawaited when ``run_async`` returns. Plain (non-async) activities run in a
 worker thread so they do not block the loop; a thread cannot be interrupted, so a
@@ -17,9 +18,10 @@ re-raises it. So does an exception raised by the approval hook.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -139,6 +141,14 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                         continue
                     invocation = next_step
                 run.queued.append(invocation)
+            if len(run.queued) == 1 and not run.tasks and run.finished.empty():
+                # The only call that can run: awaited here, not in a task of its own (a
+                # chain then costs no task and no queue hand-off per call), in a copy of
+                # the context as a task would be.
+                invocation = run.queued.popleft()
+                outcome = await _Isolated(_outcome(run, invocation))
+                _settle(run, [(invocation.node, outcome)])
+                continue
             while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
                 invocation = run.queued.popleft()
                 run.tasks[invocation.node] = asyncio.create_task(_one(run, invocation))
@@ -185,6 +195,11 @@ async def _stop_tasks(run: _Run) -> None:
 
 async def _one(run: _Run, invocation: Invocation) -> None:
     """Run one invocation as a task and report its outcome on the run's queue."""
+    run.finished.put_nowait((invocation.node, await _outcome(run, invocation)))
+
+
+async def _outcome(run: _Run, invocation: Invocation) -> Outcome | Abort:
+    """Run one invocation: its outcome, or the Abort that stops the run."""
     outcome: Outcome | Abort
     try:
         if run.timeout is None:
@@ -201,7 +216,7 @@ async def _one(run: _Run, invocation: Invocation) -> None:
         outcome = outcome_of_exception(asyncio.CancelledError())
     except BaseException as exc:  # KeyboardInterrupt, SystemExit...: stop the run
         outcome = Abort(exc)
-    run.finished.put_nowait((invocation.node, outcome))
+    return outcome
 
 
 def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
@@ -221,6 +236,36 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
     if run.tell is not None:
         for node, outcome, date in settled:
             run.tell(Finished(node, outcome, date))
+
+
+class _Isolated:
+    """Await a coroutine in a copy of the current ``contextvars`` context, as a task of its
+    own would run it: each of its steps runs inside the copy, so the context variables it
+    sets are not seen by the awaiting coroutine or by later calls. Futures it waits on,
+    cancellation and exceptions pass through unchanged (as with ``await``)."""
+
+    __slots__ = ("coro", "context")
+
+    def __init__(self, coro: Coroutine[Any, Any, Outcome | Abort]) -> None:
+        self.coro = coro
+        self.context = contextvars.copy_context()
+
+    def __await__(self) -> Generator[Any, Any, Outcome | Abort]:
+        coro, run = self.coro, self.context.run
+        send: Any = None
+        thrown: BaseException | None = None
+        while True:
+            try:
+                waited = run(coro.send, send) if thrown is None else run(coro.throw, thrown)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            try:
+                send, thrown = (yield waited), None
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - every exception goes into coro
+                send, thrown = None, exc
 
 
 @frozen

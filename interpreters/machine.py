@@ -478,6 +478,7 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
                   f"the result fails {tool.name}'s _output schema: {text}")
             return
     context = step.context
+    tracing = step.tracing
     wrote = []
     for number, target in enumerate(node.output.alternatives[alt].targets):
         layout = step.cache.base(node, alt, number, target)
@@ -491,9 +492,10 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
                                   method=error.method, instance=error.instance)
             _fail(step, node_id, "WriteError", str(timeless))
             return
-        wrote.append(layout.base["_outputPath"])
+        if tracing:  # a PMap lookup: only a trace reads it
+            wrote.append(layout.base["_outputPath"])
     step.context = context
-    if step.tracing:
+    if tracing:
         for path_text in wrote:
             step.record(EventKind.WROTE, node_id, path_text)
         step.record(EventKind.EXECUTED, node_id, note)

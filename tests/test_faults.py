@@ -15,6 +15,7 @@ leak (SEMANTICS §7, docs/running.md "Faults").
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import sys
 import threading
@@ -60,6 +61,21 @@ def araising(exc: BaseException) -> Callable[..., Any]:
 
 def no_tasks_left() -> None:
     assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
+def cancelled_after(seconds: float, plan: list[Any], activities: dict[str, Any],
+                    **kw: Any) -> RunResult:
+    """Run ``plan`` under asyncio, cancel the run after ``seconds``, check that no task is
+    left, and return the result."""
+    async def main() -> RunResult:
+        task = asyncio.create_task(run_async(plan, activities=activities, **kw))
+        await asyncio.sleep(seconds)
+        task.cancel()
+        result = await task
+        no_tasks_left()
+        return result
+
+    return asyncio.run(main())
 
 
 # -- exceptions -------------------------------------------------------------------------
@@ -339,17 +355,8 @@ def test_cancelling_the_run_keeps_finished_results_and_leaves_no_task() -> None:
             {"_tool": "slow2", "_outputPath": "†state.slow2"},
             {"_tool": "later", "x": "†state.slow", "_outputPath": "†state.later"}]
 
-    async def main() -> RunResult:
-        task = asyncio.create_task(run_async(
-            plan, activities={"quick": quick, "fails": fails, "slow": slow, "slow2": slow,
-                              "later": quick}, trace=True))
-        await asyncio.sleep(0.05)
-        task.cancel()
-        result = await task
-        no_tasks_left()
-        return result
-
-    result = asyncio.run(main())
+    result = cancelled_after(0.05, plan, {"quick": quick, "fails": fails, "slow": slow,
+                                          "slow2": slow, "later": quick}, trace=True)
     assert result.status == "cancelled"
     assert [c.outcome for c in result.calls] == ["executed", "failed", "cancelled", "cancelled",
                                                  "pending"]
@@ -360,15 +367,7 @@ def test_cancelling_the_run_keeps_finished_results_and_leaves_no_task() -> None:
 
 
 def test_cancelling_before_anything_finished() -> None:
-    async def main() -> RunResult:
-        task = asyncio.create_task(run_async(PLAIN, activities={"t": hangs}))
-        await asyncio.sleep(0)
-        task.cancel()
-        result = await task
-        no_tasks_left()
-        return result
-
-    result = asyncio.run(main())
+    result = cancelled_after(0, PLAIN, {"t": hangs})
     assert result.status == "cancelled" and result.calls[0].outcome in ("cancelled", "pending")
     assert len(result.context) == 0
 
@@ -417,6 +416,77 @@ def test_a_wait_for_timeout_around_the_run_gives_the_cancelled_result() -> None:
 
     result = asyncio.run(main())
     assert result.status == "cancelled"
+
+
+# -- one call at a time ------------------------------------------------------------------
+# When a call is the only one that can run, the asyncio loop awaits it itself instead of
+# starting a task for it. It must behave as a task would: a context of its own, and the
+# same cancellation, timeout and failure rules.
+
+SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("SEEN", default="unset")
+CHAIN = [{"_tool": "first", "_outputPath": "†state.a"},
+         {"_tool": "second", "x": "†state.a", "_outputPath": "†state.b"},
+         {"_tool": "third", "x": "†state.b", "_outputPath": "†state.c"}]
+
+
+def test_a_call_run_alone_keeps_its_context_variables_to_itself() -> None:
+    async def first(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        seen = SEEN.get()
+        SEEN.set("set by first")
+        await asyncio.sleep(0)
+        return [seen, SEEN.get()]  # its own change holds across its awaits
+
+    async def second(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        return SEEN.get()
+
+    def third(call: dict[str, Any], tool: Any, context: Context) -> Any:  # a worker thread
+        return SEEN.get()
+
+    async def main() -> tuple[RunResult, str]:
+        SEEN.set("the caller's")
+        result = await run_async(CHAIN, activities={"first": first, "second": second,
+                                                    "third": third})
+        return result, SEEN.get()
+
+    result, after = asyncio.run(main())
+    assert resolve(result.context, "†state.a") == ["the caller's", "set by first"]
+    assert resolve(result.context, "†state.b") == "the caller's"
+    assert resolve(result.context, "†state.c") == "the caller's"
+    assert after == "the caller's"
+
+
+def test_cancelling_a_chain_while_a_call_runs_alone() -> None:
+    events: list[str] = []
+
+    async def quick(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        return 1
+
+    async def slow(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+
+    result = cancelled_after(0.05, CHAIN, {"first": quick, "second": slow, "third": quick})
+    assert result.status == "cancelled"
+    assert [c.outcome for c in result.calls] == ["executed", "cancelled", "pending"]
+    assert resolve(result.context, "†state.a") == 1
+    assert events == ["cancelled"]
+
+
+def test_a_chain_call_past_the_timeout_and_a_raising_one_are_outcomes() -> None:
+    async def quick(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        return 1
+
+    plan = [{"_tool": "first", "_outputPath": "†state.a"},
+            {"_tool": "hangs", "x": "†state.a", "_outputPath": "†state.b || †state.late"},
+            {"_tool": "fails", "x": "†state.late", "_outputPath": "†state.c || †state.err"}]
+    result = asyncio.run(run_async(plan, activities={
+        "first": quick, "hangs": hangs, "fails": araising(ValueError("no"))}, timeout=0.05))
+    assert resolve(result.context, "†state.late.type") == "Timeout"
+    assert resolve(result.context, "†state.err.type") == "ValueError"
+    assert result.status == "completed"
 
 
 # -- many calls -------------------------------------------------------------------------
