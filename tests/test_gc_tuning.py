@@ -109,3 +109,26 @@ def test_gc_keep_freezes_what_runs_hold_only_while_one_is_under_way() -> None:
             common.gc_keep()
         assert gc.get_freeze_count() >= frozen
     assert gc.get_freeze_count() == 0  # released when the last run ends
+
+
+def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> None:
+    # No young collection walks a run's objects once it is over: they are kept, mostly.
+    gc.set_threshold(700, 10, 10)
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    try:
+        with obelisk.gc_tuned():
+            kept = [[] for _ in range(5_000)]
+            assert gc.get_count()[0] >= 4_000
+            gc.callbacks.append(seen)  # inside: the restored threshold acts at once
+        after = [[] for _ in range(100)]  # a few allocations, far below the threshold
+    finally:
+        gc.callbacks.remove(seen)
+    assert collections == []
+    assert gc.get_count()[0] < 700
+    assert all(gc.is_tracked(item) for item in kept[:10] + after[:10])
+    assert gc.get_freeze_count() == 0
