@@ -93,6 +93,8 @@ _GC_PER_CALL = 50
 #: Calls completed between two freezes of what the runs under way hold (see :func:`gc_keep`).
 _GC_FREEZE_EVERY = 1_000
 _GC_COMPLETED = 0
+#: Whether the runs under way may freeze (nothing was frozen when the first one began).
+_GC_FREEZES = False
 
 
 def gc_keep() -> None:
@@ -108,7 +110,7 @@ def gc_keep() -> None:
     _GC_COMPLETED += 1
     if _GC_COMPLETED >= _GC_FREEZE_EVERY:
         _GC_COMPLETED = 0
-        if _GC_RUNS:
+        if _GC_RUNS and _GC_FREEZES:
             gc.freeze()
 
 
@@ -125,7 +127,9 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
     when the last concurrent run ends. Set ``TUNE_GC = False`` to opt out. Then what the
     runs made joins the oldest generation too, without a young collection walking it (that
     walk cost a 100-call run about 0.3 ms, after its last call); reference cycles among it
-    are freed by the next full collection, like those frozen before the run.
+    are freed by the next full collection, like those frozen before the run. A program
+    that froze objects itself (``gc.freeze()``) keeps them frozen: then the runs freeze
+    nothing, since unfreezing would release the program's objects too.
 
     Why per call: every young collection walks each persistent vector or map the run
     holds (the context's messages, the folded views, the calls' statuses) whole, because
@@ -139,7 +143,7 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
     obelisk.gc_tuned(): Context.of(history)``): building a 50,000-message context took
     184 µs a message with the default collector and 50 µs under it.
     """
-    global _GC_RUNS, _GC_SAVED
+    global _GC_RUNS, _GC_SAVED, _GC_FREEZES
     if not TUNE_GC or not gc.isenabled():
         yield
         return
@@ -147,7 +151,11 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
     with _GC_LOCK:
         if _GC_RUNS == 0:
             _GC_SAVED = gc.get_threshold()
-            gc.freeze()
+            # Objects the program froze itself (gc.freeze before forking workers, say)
+            # must stay frozen: unfreezing is all or nothing, so then nothing is frozen.
+            _GC_FREEZES = gc.get_freeze_count() == 0
+            if _GC_FREEZES:
+                gc.freeze()
             first, second, third = _GC_SAVED
             gc.set_threshold(max(first, young), max(second, 20), max(third, 20))
         else:
@@ -161,9 +169,10 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
         with _GC_LOCK:
             _GC_RUNS -= 1
             if _GC_RUNS == 0:
-                # What the runs made is kept, mostly (the results): it joins the oldest
-                # generation with what was frozen, instead of being walked by the young
-                # collection the restored threshold would start at once.
-                gc.freeze()
                 gc.set_threshold(*_GC_SAVED)
-                gc.unfreeze()
+                if _GC_FREEZES:
+                    # What the runs made is kept, mostly (the results): it joins the oldest
+                    # generation with what was frozen, instead of being walked by the young
+                    # collection the restored threshold would start at once.
+                    gc.freeze()
+                    gc.unfreeze()

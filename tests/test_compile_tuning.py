@@ -5,7 +5,7 @@ meta-properties, and the collector turned off around ``compile_plan``."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -167,3 +167,41 @@ def test_compiling_makes_no_garbage_cycles() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def young_collections_during(action: Callable[[], object]) -> list[int]:
+    """The generations of the collections that start while ``action`` runs."""
+    seen: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(note)
+    try:
+        action()
+    finally:
+        gc.callbacks.remove(note)
+    return seen
+
+
+@pytest.mark.usefixtures("thresholds")
+def test_the_compiled_plan_joins_the_oldest_generation() -> None:
+    # No young collection walks a freshly compiled plan (it holds no cycles to find).
+    calls = [{"_tool": "a", "x": f"†state.s{i}", "_outputPath": f"†state.s{i + 1}"}
+             for i in range(2_000)]
+    plans: list[Any] = []
+    assert young_collections_during(
+        lambda: (plans.append(compile_plan(calls)), [[] for _ in range(100)])) == []
+    assert gc.get_count()[0] < 700 and gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("thresholds")
+def test_objects_the_program_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        compile_plan([{"_tool": "a", "x": f"†state.s{i}"} for i in range(100)])
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()

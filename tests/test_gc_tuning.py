@@ -132,3 +132,22 @@ def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> 
     assert gc.get_count()[0] < 700
     assert all(gc.is_tracked(item) for item in kept[:10] + after[:10])
     assert gc.get_freeze_count() == 0
+
+
+def test_objects_the_program_froze_stay_frozen_through_runs() -> None:
+    # Unfreezing is all or nothing: a program that froze objects (before forking, say)
+    # keeps them frozen, so runs then freeze nothing themselves.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with obelisk.gc_tuned():
+            kept = [[] for _ in range(100)]
+            for _ in range(common._GC_FREEZE_EVERY):
+                common.gc_keep()
+        # (a frozen object that dies leaves the count: it can only shrink a little)
+        assert 0 < gc.get_freeze_count() <= frozen
+        obelisk.run_sync([{"_tool": "a", "_outputPath": "†state.a"}],
+                         activities={"a": lambda call, tool, context: 1})
+        assert 0 < gc.get_freeze_count() <= frozen and len(kept) == 100
+    finally:
+        gc.unfreeze()
