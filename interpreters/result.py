@@ -42,7 +42,7 @@ class CallOutcome:
         return out
 
 
-@frozen
+@frozen(repr=False)
 class RunResult:
     """What a run produced: the final context (error messages appended), each call's
     outcome, the error messages, the trace, and the status (completed or cancelled)."""
@@ -53,6 +53,17 @@ class RunResult:
     trace: tuple[dict[str, Any], ...] = field(eq=False)
     status: RunStatus
     plan: CompiledPlan = field(eq=False, repr=False)
+
+    def __repr__(self) -> str:
+        # A summary: the default repr spelled out every call and trace line (megabytes
+        # for a large plan, printed whole by a REPL or a failing assertion).
+        counts: dict[str, int] = {}
+        for outcome in self.calls:
+            counts[outcome.outcome.value] = counts.get(outcome.outcome.value, 0) + 1
+        shown = ", ".join(f"{word} {count}" for word, count in counts.items())
+        return (f"RunResult(status={self.status.value!r}, calls={len(self.calls)} ({shown}), "
+                f"errors={len(self.errors)}, trace={len(self.trace)} lines, "
+                f"context={self.context!r})")
 
     def outcome_of(self, call: int, instance: str | None = None) -> Status:
         """The outcome of call ``call`` (for ``instance``); raises KeyError if unknown."""

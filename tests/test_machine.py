@@ -536,6 +536,16 @@ def test_outcome_of_looks_a_call_up() -> None:
         result.outcome_of(0, "①")
 
 
+def test_a_result_prints_as_a_summary_whatever_its_size() -> None:
+    calls = [{"_tool": "a", "_outputPath": f"†state.a{i}"} for i in range(2_000)]
+    state, ready = advance(start(calls))
+    state = complete_all(state, [(n.node, Returned(n.node), DATE) for n in ready[:-1]])
+    state = complete(state, ready[-1].node, Raised("E", "e"), DATE)
+    assert repr(finish(state)) == (
+        "RunResult(status='completed', calls=2000 (executed 1999, failed 1), errors=1, "
+        "trace=5999 lines, context=Context(<2000 messages>))")
+
+
 def test_the_trace_lists_events_in_order() -> None:
     state, _ = advance(start([
         {"_tool": "pay", "_outputPath": "†state.ok || †state.err"},
