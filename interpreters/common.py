@@ -9,16 +9,19 @@ import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.events import RunEvent
-from obelisk.interpreters.machine import refuse
+
+if TYPE_CHECKING:
+    # The events and the machine are imported where a run needs them: the command line
+    # tunes the collector (gc_tuned) around commands that run nothing (validate, resolve).
+    from obelisk.interpreters.events import RunEvent
 
 #: Follows a run: called with every run event, in order, as it happens.
-Observer: TypeAlias = Callable[[RunEvent], None]
+Observer: TypeAlias = "Callable[[RunEvent], None]"
 
 
 def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any] | None,
@@ -37,6 +40,8 @@ def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any]
         ctx = context if isinstance(context, Context) else Context.of(context or ())
         compiled = compile_plan(plan, tools=tools, context=ctx, instances=instances)
     if not compiled.ok:
+        from obelisk.interpreters.machine import refuse
+
         raise refuse(compiled)
     return compiled, ctx
 
