@@ -19,13 +19,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from attrs import Factory, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text, schema_types_at, types_compatible
-from obelisk.compiler.shape import ToolShape
 from obelisk.compiler.validation import (
     MAX_MESSAGE,
     literal_param_errors,
@@ -36,6 +35,9 @@ from obelisk.compiler.validation import (
 from obelisk.core.errors import ToolError  # re-exported: its home was here
 from obelisk.core.text import article
 from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
+
+if TYPE_CHECKING:
+    from obelisk.compiler.shape import ToolShape
 
 __all__ = [
     "JSON_TYPES", "LEADING_META", "MAX_MESSAGE", "REASONING_PROPERTY", "Tool", "ToolError",
@@ -69,7 +71,7 @@ class Tool:
     )
     _shape: ToolShape = field(
         init=False, eq=False, repr=False,
-        default=Factory(lambda self: ToolShape.of(json.loads(self.text)), takes_self=True),
+        default=Factory(lambda self: _shape_of(self.text), takes_self=True),
     )
 
     @classmethod
@@ -110,6 +112,14 @@ class Tool:
     def to_json(self) -> dict[str, Any]:
         """The tool's schema as plain JSON, keys in the order they were written (a copy)."""
         return json.loads(self.text)  # type: ignore[no-any-return]
+
+
+def _shape_of(text: str) -> ToolShape:
+    """The shape of the tool whose schema is ``text``. Its module (and jsonschema, for the
+    validators) is imported with the first tool: a plan without tools needs neither."""
+    from obelisk.compiler.shape import ToolShape
+
+    return ToolShape.of(json.loads(text))
 
 
 # -- checking definitions ------------------------------------------------------------

@@ -4,7 +4,6 @@ type, the clock, and the garbage-collector tuning of a run."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 import threading
 import time
@@ -62,6 +61,8 @@ def utc_now() -> str:
     if millis == last[0]:
         return last[1]
     seconds, rest = divmod(millis, 1000)
+    import datetime  # here, as in clock_of: the commands that run nothing never need it
+
     now = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
     text = now.replace(microsecond=rest * 1000).isoformat(timespec="milliseconds")
     text = text.replace("+00:00", "Z")
@@ -76,6 +77,7 @@ def clock_of(clock: Callable[[], Any] | None, default: Callable[[], str] = utc_n
     """A clock returning ISO 8601 text from one that returns a datetime or a string."""
     if clock is None:
         return default
+    import datetime
 
     def read() -> str:
         value = clock()

@@ -19,13 +19,18 @@ from obelisk.cli import COMMANDS, build_parser
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: Never needed to print help, check a plan file without tools, or read an expression.
-#: jsonschema (with referencing and the metaschemas) checks tools and calls against them:
-#: without tools there is nothing to check. The run's events and machine run nothing here.
+#: jsonschema (with referencing and the metaschemas) checks tools and calls against them,
+#: through a tool's shape: without tools there is nothing to check. The run's events and
+#: machine run nothing here; a run's report, SARIF, suggestions for misspelt names
+#: (difflib) and the clock (datetime) are not needed either. (pathlib, which validate
+#: imports only for a directory, is not listed: an editable install's finder imports it.)
 NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", "argcomplete",
                            "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit",
                            "obelisk.interpreters.aio", "obelisk.interpreters.dryrun",
                            "jsonschema", "referencing", "jsonschema_specifications",
-                           "obelisk.interpreters.events", "obelisk.interpreters.machine")
+                           "obelisk.compiler.shape", "obelisk.interpreters.events",
+                           "obelisk.interpreters.machine", "obelisk.cli.report", "obelisk.sarif",
+                           "difflib", "datetime")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
 NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
                 "obelisk.interpreters", "obelisk.core.context")
