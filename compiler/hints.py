@@ -6,8 +6,7 @@ example) suggest names the same way.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from obelisk.core.methods import Method
 
@@ -39,5 +38,15 @@ def closest(word: str, choices: Iterable[str], *,
     lowered = {o.lower(): o for o in options}
     if word.lower() in lowered:
         return lowered[word.lower()]
-    near = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return close_match(word, options, 0.6)
+
+
+def close_match(word: str, options: Sequence[str], cutoff: float) -> str | None:
+    """The option most like ``word`` (difflib's ratio at least ``cutoff``), or None.
+
+    difflib is imported here, on first use: a plan with nothing misspelt never needs it.
+    """
+    import difflib
+
+    near = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
     return near[0] if near else None

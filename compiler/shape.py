@@ -12,10 +12,10 @@ from attrs import frozen
 
 from obelisk.compiler.schemas import as_object_schema, dig, schema_text
 from obelisk.compiler.validation import (
-    NO_REMOTE,
-    ReferenceAwareValidator,
     call_schema,
+    call_validator,
     output_validator,
+    reference_aware,
 )
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
@@ -48,7 +48,7 @@ class ToolShape:
         required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
         meta = tuple(k for k in props if k.startswith("_"))
         output = props.get("_output")
-        validator = ReferenceAwareValidator(call_schema(plain), registry=NO_REMOTE)
+        validator = call_validator(plain)
         return cls(
             parameters=tuple(k for k in props if not k.startswith("_")),
             meta=meta,
@@ -73,7 +73,7 @@ class Split:
     def of(cls, plain: _Plain) -> Split | None:
         if not isinstance(plain, dict) or "$id" in plain or "$schema" in plain:
             return None
-        checked = {k for k in plain if k in ReferenceAwareValidator.VALIDATORS}
+        checked = {k for k in plain if k in reference_aware().VALIDATORS}
         props, required = plain.get("properties", {}), plain.get("required", [])
         if not checked <= {"type", "properties", "required"} or plain.get(
                 "type", "object") != "object" or not isinstance(props, dict) or not (

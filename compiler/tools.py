@@ -19,20 +19,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from attrs import Factory, field, frozen
-
-# jsonschema ships no type information; its values are typed Any here.
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
-from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
 from pyrsistent import PMap, PVector, pmap, pvector
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
 
 from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text, schema_types_at, types_compatible
-from obelisk.compiler.shape import ToolShape
 from obelisk.compiler.validation import (
     MAX_MESSAGE,
     literal_param_errors,
@@ -43,6 +35,9 @@ from obelisk.compiler.validation import (
 from obelisk.core.errors import ToolError  # re-exported: its home was here
 from obelisk.core.text import article
 from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
+
+if TYPE_CHECKING:
+    from obelisk.compiler.shape import ToolShape
 
 __all__ = [
     "JSON_TYPES", "LEADING_META", "MAX_MESSAGE", "REASONING_PROPERTY", "Tool", "ToolError",
@@ -76,7 +71,7 @@ class Tool:
     )
     _shape: ToolShape = field(
         init=False, eq=False, repr=False,
-        default=Factory(lambda self: ToolShape.of(json.loads(self.text)), takes_self=True),
+        default=Factory(lambda self: _shape_of(self.text), takes_self=True),
     )
 
     @classmethod
@@ -119,10 +114,29 @@ class Tool:
         return json.loads(self.text)  # type: ignore[no-any-return]
 
 
+def _shape_of(text: str) -> ToolShape:
+    """The shape of the tool whose schema is ``text``. Its module (and jsonschema, for the
+    validators) is imported with the first tool: a plan without tools needs neither."""
+    from obelisk.compiler.shape import ToolShape
+
+    return ToolShape.of(json.loads(text))
+
+
 # -- checking definitions ------------------------------------------------------------
 
-_META = Draft202012Validator(
-    Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+# jsonschema (with referencing and the metaschemas) is imported by the functions that
+# check a definition, on first use: importing it takes tens of milliseconds, and a plan
+# without tools checks none. jsonschema ships no type information; its values are Any.
+
+
+@functools.cache
+def _metaschema() -> Any:
+    """The validator of tool definitions: Draft 2020-12's metaschema, formats checked."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    return Draft202012Validator(
+        Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
 
 #: Extra advice for metaschema errors, by the keyword the error is on.
 _SCHEMA_HINTS = {
@@ -163,8 +177,10 @@ def _check_text(text: str) -> Tool | ToolError:
     def fail(reason: str, pointer: str = "") -> ToolError:
         return ToolError(reason, pointer=pointer, name=shown)
 
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+
     try:
-        error = best_match(_META.iter_errors(plain))
+        error = best_match(_metaschema().iter_errors(plain))
     except RecursionError:
         return fail("the schema is nested too deeply to check")
     if error is not None:
@@ -228,6 +244,9 @@ _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 def _check_refs(plain: _Plain, fail: Callable[[str, str], ToolError]) -> ToolError | None:
     """Every ``$ref`` (and ``$dynamicRef``) must resolve within the tool: obelisk never
     fetches schemas."""
+    from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
+    from referencing.jsonschema import DRAFT202012
+
     root = METASCHEMAS.resolver_with_root(DRAFT202012.create_resource(plain))
     stack: list[tuple[_Plain, tuple[str | int, ...], Any]] = [(plain, (), root)]
     while stack:
@@ -252,6 +271,8 @@ def _check_refs(plain: _Plain, fail: Callable[[str, str], ToolError]) -> ToolErr
 
 
 def _resolves(resolver: Any, ref: str) -> bool:
+    from referencing.exceptions import Unresolvable
+
     try:
         resolver.lookup(ref)
     except Unresolvable:

@@ -11,34 +11,30 @@ message)`` pair: jsonschema's exceptions never escape.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-# jsonschema ships no type information; its values are typed Any here.
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
-from jsonschema.validators import extend  # type: ignore[import-untyped]
 from pyrsistent import PMap, PVector
-from referencing import Registry
 
 from obelisk.compiler.schemas import dig
 from obelisk.core.paths import render_path
 from obelisk.core.values import pointer_of, thaw
 
 if TYPE_CHECKING:
+    # jsonschema ships no type information; its values are typed Any here.
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+    from referencing import Registry
+
     from obelisk.compiler.shape import Split, ToolShape
     from obelisk.compiler.tools import Tool
 
-__all__ = ["MAX_MESSAGE", "NO_REMOTE", "ReferenceAwareValidator", "call_schema", "literal_param_errors",
-           "output_validator", "shorten", "validate_output", "validate_params"]
+__all__ = ["MAX_MESSAGE", "call_schema", "call_validator", "literal_param_errors",
+           "output_validator", "reference_aware", "shorten", "validate_output", "validate_params"]
 
 #: Longest message :func:`literal_param_errors` returns; longer values are elided.
 MAX_MESSAGE = 300
-
-#: An empty registry: ``$ref`` resolves inside the tool (and to the metaschemas), never
-#: over the network. Passing it also silences jsonschema's remote-retrieval fallback.
-NO_REMOTE: Registry[Any] = Registry()
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
 _Plain: TypeAlias = Any
@@ -71,18 +67,22 @@ def _unless_holding_references(check: Callable[..., Any]) -> Callable[..., Any]:
     return keyword
 
 
-def _one_of(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+def _one_of(base: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
     # "Exactly one" could fail because references make two branches pass at once; with
     # references inside, only "at least one" is checked.
-    check = _BASE["anyOf"] if _holds_reference(instance) else _BASE["oneOf"]
-    return check(validator, value, instance, schema)
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        check = base["anyOf"] if _holds_reference(instance) else base["oneOf"]
+        return check(validator, value, instance, schema)
+    return keyword
 
 
-def _contains(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+def _contains(base: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
     # maxContains could fail because references match; minContains cannot.
-    if "maxContains" in schema and _holds_reference(instance):
-        schema = {k: v for k, v in schema.items() if k != "maxContains"}
-    return _BASE["contains"](validator, value, instance, schema)
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if "maxContains" in schema and _holds_reference(instance):
+            schema = {k: v for k, v in schema.items() if k != "maxContains"}
+        return base["contains"](validator, value, instance, schema)
+    return keyword
 
 
 def _holds_reference(value: Any) -> bool:
@@ -98,24 +98,46 @@ def _holds_reference(value: Any) -> bool:
     return False
 
 
-_BASE: dict[str, Callable[..., Any]] = dict(Draft202012Validator.VALIDATORS)
+@functools.cache
+def reference_aware() -> Any:
+    """The validator class of calls: Draft 2020-12 where a reference satisfies every schema.
 
-#: How each keyword treats references, where it differs from "a reference is valid".
-_REFERENCE_AWARE: dict[str, Callable[..., Any]] = {
-    **{k: _unless_holding_references(_BASE[k])
-       for k in ("not", "if", "const", "enum", "uniqueItems")},
-    "oneOf": _one_of,
-    "contains": _contains,
-}
+    Wrapping the keywords (rather than dropping errors at references afterwards) keeps
+    anyOf, oneOf, contains and not right: a branch that holds a reference is not wrongly
+    counted as failing. Values without references validate exactly as under
+    Draft202012Validator. Built on first use, like everything here that needs jsonschema:
+    importing it takes tens of milliseconds, and a plan without tools validates nothing.
+    """
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.validators import extend  # type: ignore[import-untyped]
 
-#: Draft 2020-12 where a reference satisfies every schema. Wrapping the keywords (rather
-#: than dropping errors at references afterwards) keeps anyOf, oneOf, contains and not
-#: right: a branch that holds a reference is not wrongly counted as failing. Values
-#: without references validate exactly as under Draft202012Validator.
-ReferenceAwareValidator = extend(Draft202012Validator, validators={
-    keyword: _exempting_references(_REFERENCE_AWARE.get(keyword, check))
-    for keyword, check in _BASE.items()
-})
+    base: dict[str, Callable[..., Any]] = dict(Draft202012Validator.VALIDATORS)
+    # How each keyword treats references, where it differs from "a reference is valid".
+    aware: dict[str, Callable[..., Any]] = {
+        **{k: _unless_holding_references(base[k])
+           for k in ("not", "if", "const", "enum", "uniqueItems")},
+        "oneOf": _one_of(base),
+        "contains": _contains(base),
+    }
+    return extend(Draft202012Validator, validators={
+        keyword: _exempting_references(aware.get(keyword, check))
+        for keyword, check in base.items()
+    })
+
+
+@functools.cache
+def _no_remote() -> Registry[Any]:
+    """An empty registry: ``$ref`` resolves inside the tool (and to the metaschemas), never
+    over the network. Passing it also silences jsonschema's remote-retrieval fallback."""
+    from referencing import Registry
+
+    return Registry()
+
+
+def call_validator(plain: _Plain) -> Any:
+    """The validator of calls to the tool whose schema is ``plain``: reference-aware (see
+    :func:`reference_aware`), ``_output`` not required, ``$ref`` resolved only inside it."""
+    return reference_aware()(call_schema(plain), registry=_no_remote())
 
 
 def call_schema(plain: _Plain) -> _Plain:
@@ -300,8 +322,9 @@ def _literal(value: Any) -> Any:
     return value
 
 
-_Describe: TypeAlias = Callable[
-    [ValidationError, tuple[str | int, ...], str], list[tuple[str, str]]]
+# A string: ValidationError is imported only for the type checker (see reference_aware).
+_Describe: TypeAlias = (
+    "Callable[[ValidationError, tuple[str | int, ...], str], list[tuple[str, str]]]")
 
 
 def _describe_required(error: ValidationError, path: tuple[str | int, ...],

@@ -4,21 +4,23 @@ type, the clock, and the garbage-collector tuning of a run."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.events import RunEvent
-from obelisk.interpreters.machine import refuse
+
+if TYPE_CHECKING:
+    # The events and the machine are imported where a run needs them: the command line
+    # tunes the collector (gc_tuned) around commands that run nothing (validate, resolve).
+    from obelisk.interpreters.events import RunEvent
 
 #: Follows a run: called with every run event, in order, as it happens.
-Observer: TypeAlias = Callable[[RunEvent], None]
+Observer: TypeAlias = "Callable[[RunEvent], None]"
 
 
 def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any] | None,
@@ -37,6 +39,8 @@ def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any]
         ctx = context if isinstance(context, Context) else Context.of(context or ())
         compiled = compile_plan(plan, tools=tools, context=ctx, instances=instances)
     if not compiled.ok:
+        from obelisk.interpreters.machine import refuse
+
         raise refuse(compiled)
     return compiled, ctx
 
@@ -57,6 +61,8 @@ def utc_now() -> str:
     if millis == last[0]:
         return last[1]
     seconds, rest = divmod(millis, 1000)
+    import datetime  # here, as in clock_of: the commands that run nothing never need it
+
     now = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
     text = now.replace(microsecond=rest * 1000).isoformat(timespec="milliseconds")
     text = text.replace("+00:00", "Z")
@@ -71,6 +77,7 @@ def clock_of(clock: Callable[[], Any] | None, default: Callable[[], str] = utc_n
     """A clock returning ISO 8601 text from one that returns a datetime or a string."""
     if clock is None:
         return default
+    import datetime
 
     def read() -> str:
         value = clock()

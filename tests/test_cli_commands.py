@@ -13,7 +13,7 @@ import obelisk
 from obelisk import dry_run
 from obelisk.cli import COMMANDS, build_parser, main
 from obelisk.cli.common import EXIT_OK, Command
-from obelisk.cli.render import RunReport, View, render_report
+from obelisk.cli.report import RunReport, View, render_report
 from obelisk.planfile import read_plan_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -19,9 +19,18 @@ from obelisk.cli import COMMANDS, build_parser
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 #: Never needed to print help, check a plan file without tools, or read an expression.
+#: jsonschema (with referencing and the metaschemas) checks tools and calls against them,
+#: through a tool's shape: without tools there is nothing to check. The run's events and
+#: machine run nothing here; a run's report, SARIF, suggestions for misspelt names
+#: (difflib) and the clock (datetime) are not needed either. (pathlib, which validate
+#: imports only for a directory, is not listed: an editable install's finder imports it.)
 NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", "argcomplete",
                            "obelisk.llm", "obelisk.agent", "obelisk.journal", "obelisk.kit",
-                           "obelisk.interpreters.aio", "obelisk.interpreters.dryrun")
+                           "obelisk.interpreters.aio", "obelisk.interpreters.dryrun",
+                           "jsonschema", "referencing", "jsonschema_specifications",
+                           "obelisk.compiler.shape", "obelisk.interpreters.events",
+                           "obelisk.interpreters.machine", "obelisk.cli.report", "obelisk.sarif",
+                           "difflib", "datetime")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
 NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
                 "obelisk.interpreters", "obelisk.core.context")
@@ -153,3 +162,29 @@ def test_validate_without_tools_and_resolve_import_only_what_they_use(
 def test_a_command_that_needs_more_still_gets_it() -> None:
     loaded = modules_after(["conformance", "--help"])
     assert "obelisk.cli.kit" in loaded
+
+
+def test_validate_with_tools_imports_jsonschema_and_checks_the_schemas(
+        tmp_path: pathlib.Path) -> None:
+    # In a fresh process, where nothing imported jsonschema before: the tools are checked
+    # against the metaschema and the calls against the tools.
+    tool = {"type": "object", "properties": {"_tool": {"const": "pay"},
+                                             "amount": {"type": "number", "minimum": 0}},
+            "required": ["amount"]}
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"tools": [tool], "plan": [{"_tool": "pay", "amount": 3}]}),
+                    encoding="utf-8")
+    loaded = modules_after(["validate", str(good)])
+    assert {"jsonschema", "referencing"} <= loaded
+    bad_call = tmp_path / "bad-call.json"
+    bad_call.write_text(json.dumps({"tools": [tool], "plan": [{"_tool": "pay", "amount": -1}]}),
+                        encoding="utf-8")
+    bad_tool = tmp_path / "bad-tool.json"
+    bad_tool.write_text(json.dumps({"tools": [{**tool, "required": 3}],
+                                    "plan": [{"_tool": "pay", "amount": 3}]}), encoding="utf-8")
+    for path, code, expected in (
+            (bad_call, 1, "error[param-schema]: amount: -1 is less than the minimum of 0"),
+            (bad_tool, 2, "at /required: not a valid JSON Schema (Draft 2020-12)")):
+        done = subprocess.run([sys.executable, "-m", "obelisk", "validate", str(path)],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == code and expected in done.stdout + done.stderr

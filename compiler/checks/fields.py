@@ -19,7 +19,6 @@ the dangling-reference check.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from pyrsistent import PMap
 
 from obelisk.compiler.codes import Severity
 from obelisk.compiler.diagnostics import Diagnostic, ReferenceDetails
+from obelisk.compiler.hints import close_match
 from obelisk.compiler.nodes import Node, Param, Read
 from obelisk.compiler.plangraph import PlanGraph, visible
 from obelisk.core.ast import Reference
@@ -195,10 +195,10 @@ def _and(words: Sequence[str]) -> str:
 def _diagnostic(node: Node, param: Param, ref: Reference, found: Omission) -> Diagnostic:
     key = ref.path[found.depth]
     assert isinstance(key, str)  # only an object key can be left out of properties
-    near = difflib.get_close_matches(key, found.declared, n=1, cutoff=0.6)
+    near = close_match(key, found.declared, 0.6)
     listed = _and(found.declared)
-    if near:
-        fixed = render_reference(ref.kind, (*ref.path[:found.depth], near[0],
+    if near is not None:
+        fixed = render_reference(ref.kind, (*ref.path[:found.depth], near,
                                             *ref.path[found.depth + 1:]))
         hint = f"did you mean {fixed}?"
     else:

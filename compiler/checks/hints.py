@@ -9,11 +9,11 @@ minutes; past the budget a generic hint is given.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from pyrsistent import PMap
 
+from obelisk.compiler.hints import close_match
 from obelisk.compiler.plangraph import PlanGraph
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
@@ -56,9 +56,9 @@ class Hints:
         if len(candidates) > self.budget:
             return generic
         self.budget -= len(candidates)
-        near = difflib.get_close_matches(str(ref), list(candidates), n=1, cutoff=0.75)
-        if near:
-            return f"did you mean {near[0]} ({candidates[near[0]][2]})?"
+        near = close_match(str(ref), list(candidates), 0.75)
+        if near is not None:
+            return f"did you mean {near} ({candidates[near][2]})?"
         return _nearby(ref, candidates) or generic
 
     def _candidates(self, instance: str | None) -> Candidates:

@@ -34,7 +34,8 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
-from obelisk.cli.render import RunReport, render_notes, render_refusal, render_report, wheres
+from obelisk.cli.render import render_notes, render_refusal, wheres
+from obelisk.cli.report import RunReport, render_report
 from obelisk.cli.safe import json_text
 from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
 from obelisk.jsonio import InputError, load_json

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import pathlib
 from typing import TextIO
 
 from obelisk import (
@@ -34,7 +33,6 @@ from obelisk.cli.safe import inert, inert_lines, json_text
 from obelisk.jsonio import InputError
 from obelisk.planfile import PLAN_FILE_SCHEMA, PlanFile
 from obelisk.positions import Where
-from obelisk.sarif import to_sarif_files
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
@@ -57,6 +55,8 @@ def _expand(paths: list[str]) -> list[str]:
     found: list[str] = []
     for path in paths:
         if path != "-" and os.path.isdir(path):
+            import pathlib  # here: a command given files only does not need it
+
             files = sorted(str(p) for p in pathlib.Path(path).rglob("*.json"))
             if not files:
                 raise InputError(f"cannot read {path}: a directory with no *.json file in it")
@@ -103,6 +103,8 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          for pf, ds, ws in reports for d, w in zip(ds, ws, strict=True)],
                         stream=out), file=out)
     elif args.format == "sarif":
+        from obelisk.sarif import to_sarif_files  # here: urllib, for SARIF's file URIs
+
         print(json_text(to_sarif_files([(pf.name, ds, ws) for pf, ds, ws in reports],
                                        __version__), stream=out), file=out)
     return code
