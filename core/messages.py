@@ -9,7 +9,7 @@ returns the :class:`Write` it stands for; ambiguous or malformed messages raise
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from attrs import frozen
@@ -108,7 +108,9 @@ def output_message(
 
     ``value`` is nested along ``path`` in ``data``, an index as its decimal text; ``base``
     is :func:`message_base`'s result when the caller has it cached, ``layout`` its
-    :class:`MessageLayout` (then ``base`` is not read).
+    :class:`MessageLayout` (then ``base`` is not read). With neither, the message is
+    built in one step by the builder of its keys (:func:`_builder`), so nothing per call
+    needs keeping to build it fast.
     """
     data: Any = value
     for segment in reversed(path):
@@ -116,6 +118,9 @@ def output_message(
     if layout is not None:
         return layout.build(data, date)
     if base is None:
+        if _FAST.on:  # no base kept anywhere: the message is built whole by its shape
+            build = _BUILDERS[instance is not None]
+            return build(kind, path_text, _METHOD_PAIRS[method], call, instance, data, date)
         base = message_base(kind, path_text, method, call, instance)
     return _slow_message(base, data, date)
 
@@ -180,6 +185,58 @@ def _single(key: str, value: Any) -> PMap[str, Any]:
     return PMap(1, pvector(buckets))  # type: ignore[call-arg]
 
 
+#: The ``_outputMethod`` entry of every method, one tuple each, shared by every message:
+#: a PMap's bucket holds its entries as ``(key, value)`` tuples, and a tuple is immutable.
+_METHOD_PAIRS: dict[Method, tuple[str, str]] = {m: ("_outputMethod", m.value) for m in Method}
+
+#: The ``type`` entry of every output message.
+_TYPE_PAIR = ("type", "data")
+
+#: What a builder is called with: kind, path text, the ``_outputMethod`` entry, call,
+#: instance (ignored by the builder of messages without one), data and date.
+_Builder = Callable[[str, str, tuple[str, str], Frozen, "str | None", Any, str], PMap[str, Any]]
+
+#: The message's keys, in the order the ordinary construction inserts them, and what
+#: each entry is in a builder's source (the shared tuples above, or a new one).
+_ENTRIES = (
+    ("type", "TYPE_PAIR"), ("kind", '("kind", kind)'), ("_outputPath", '("_outputPath", path)'),
+    ("_outputMethod", "method_pair"), ("_call", '("_call", call)'),
+    ("_instance", '("_instance", instance)'), ("data", '("data", data)'),
+    ("_date", '("_date", date)'),
+)
+
+
+def _builder(with_instance: bool) -> _Builder:
+    """The function building every output message with (or without) ``_instance``.
+
+    Where an entry lands in a PMap's buckets depends only on its key and on the keys
+    inserted before it (the bucket is the key's hash modulo a count set by the sizes), so
+    all output messages with one set of keys are laid out alike, whatever their values.
+    The layout is read from one message built the ordinary way (:func:`_slow_message`)
+    and written out as the source of one function returning that PMap literal: the same
+    value, iterating in the same order, made without a loop (as attrs and namedtuple
+    generate their methods; :func:`_check_fast` compares it with the ordinary one). The
+    source holds only the key names above, never a value.
+    """
+    keys = [k for k, _ in _ENTRIES if with_instance or k != "_instance"]
+    source_of = dict(_ENTRIES)
+    sample = _slow_message(pmap(dict.fromkeys(keys[:-2])), None, "")
+    buckets = [
+        "None" if not bucket else "[" + ", ".join(source_of[k] for k, _ in bucket) + "]"
+        for bucket in sample._buckets
+    ]
+    assert sorted(k for bucket in sample._buckets if bucket for k, _ in bucket) == sorted(keys)
+    source = (f"def build(kind, path, method_pair, call, instance, data, date):\n"
+              f"    return PMap({sample._size}, pvector([{', '.join(buckets)}]))\n")
+    namespace: dict[str, Any] = {"PMap": PMap, "pvector": pvector, "TYPE_PAIR": _TYPE_PAIR}
+    exec(source, namespace)  # noqa: S102 - generated above from the constant key names
+    return namespace["build"]  # type: ignore[no-any-return]
+
+
+#: The builders, by whether the message has an ``_instance`` (set by :func:`_check_fast`).
+_BUILDERS: dict[bool, _Builder] = {}
+
+
 class _FAST:
     """Whether the layouts above build messages from PMap's internals: checked once at
     import against the ordinary construction, so a pyrsistent that stores maps in another
@@ -191,6 +248,15 @@ class _FAST:
 def _check_fast() -> bool:
     try:
         _FAST.on = True
+        _BUILDERS.update({True: _builder(True), False: _builder(False)})
+        for instance in ("i", None):
+            base = message_base("state", "†state.a", Method.PUSH, pmap({"_tool": "t"}), instance)
+            built = output_message("state", ("a",), "†state.a", Method.PUSH, instance,
+                                   pmap({"_tool": "t"}), 1, "d")
+            slow = _slow_message(base, pmap({"a": 1}), "d")
+            if not (built == slow and list(built.items()) == list(slow.items())
+                    and hash(built) == hash(slow)):
+                return False
         base = message_base("state", "†state.a.b", Method.SET, pmap({"_tool": "t"}), "i")
         fast = output_message("state", ("a", "b"), "†state.a.b", Method.SET, "i",
                               pmap({"_tool": "t"}), pmap({"x": 1}), "d",

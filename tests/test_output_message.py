@@ -83,3 +83,46 @@ def test_the_fast_construction_is_on() -> None:
     # Checked at import against the ordinary construction; off would mean this pyrsistent
     # lays maps out in another way (everything still works, more slowly).
     assert messages._FAST.on
+
+
+@st.composite
+def writes(draw: st.DrawFn) -> tuple[str, tuple[Any, ...], Method, str | None, Any, Any, str]:
+    """A write and the call and date of its message: kind, path, method, instance,
+    frozen value, frozen call, date."""
+    path = tuple(draw(st.lists(segments, max_size=4)))
+    call = draw(st.dictionaries(st.text(max_size=4), json_values, max_size=4))
+    return (draw(kinds), path, draw(st.sampled_from(list(Method))),
+            draw(st.one_of(st.none(), st.sampled_from(["①", "i-2"]))),
+            freeze(draw(json_values)), freeze({"_tool": "t", **call}), draw(st.text(max_size=30)))
+
+
+@given(writes())
+def test_a_message_built_by_the_builder_of_its_keys_is_the_ordinary_one(
+        write: tuple[str, tuple[Any, ...], Method, str | None, Any, Any, str]) -> None:
+    # Without a base or a layout, the message is one PMap literal laid out as the
+    # ordinary construction lays it out: the same value, order, hash and behaviour.
+    kind, path, method, instance, written, call, date = write
+    text = render_reference(kind, path)
+    built = output_message(kind, path, text, method, instance, call, written, date)
+    base = message_base(kind, text, method, call, instance)
+    slow = output_message(kind, path, text, method, instance, call, written, date, base)
+    assert built == slow
+    assert list(built.items()) == list(slow.items())
+    assert hash(built) == hash(slow)
+    assert thaw(built) == thaw(slow)
+    assert built.set("x", 1) == slow.set("x", 1)
+    assert built.remove("_date") == slow.remove("_date")
+    assert normalise(built) == Write(kind, instance, path, method, written)
+
+
+def test_messages_share_their_fixed_entries_and_copy_nothing_of_the_call() -> None:
+    # What every output message holds alike is held once: the type and method entries
+    # are shared tuples, the call and the path text are the caller's own objects.
+    call = freeze({"_tool": "t"})
+    one, two = (output_message("state", ("a",), "†state.a", Method.SET, None, call, n, "d")
+                for n in (1, 2))
+    entries = [{k: pair for bucket in m._buckets if bucket for pair in bucket for k in pair[:1]}
+               for m in (one, two)]
+    assert entries[0]["type"] is entries[1]["type"]
+    assert entries[0]["_outputMethod"] is entries[1]["_outputMethod"]
+    assert one["_call"] is two["_call"] is call
