@@ -19,8 +19,11 @@ generator: chains, fan-out/fan-in, branches, explicit instances, schema-checked 
     held in one ``pvector`` as a context holds them. Strings and calls the plan already
     holds are shared, not copied (the call, the kind, the ``_outputPath`` when it is the
     call's own text), since nothing obliges a message to copy them. No obelisk code
-    builds them. Printed: the floor per call, "plan + floor" against the 3 KB target,
-    and what obelisk holds beyond the floor (context indexes, outcomes, call templates).
+    builds them. Built twice: with pmap's default layout (twice as many buckets as
+    keys: a message spreads over about six bucket lists) and with one bucket per map
+    (``pmap(fields, pre_size=1)``, the least a PMap can hold: the floor). Printed: both
+    per call, "plan + floor" against the 3 KB target, and what obelisk holds beyond the
+    floor (context indexes, outcomes, call templates).
 
 Run: python bench/memory.py [--quick] [--compile-only]   (--quick: 20,000 calls)
 tracemalloc slows everything down several times: the figures are bytes, not time.
@@ -51,26 +54,27 @@ def noop(call: Any, tool: Any, context: Any) -> Any:
 ACTIVITIES = {"step": noop, "fan": noop, "join": noop}
 
 
-def floor_message(node: Any, target: Any) -> PMap[str, Any]:
-    """The output message writing ``{"ok": True}`` to ``target``, built with plain pmap."""
-    data: Any = pmap({"ok": True})
+def floor_message(node: Any, target: Any, pre_size: int) -> PMap[str, Any]:
+    """The output message writing ``{"ok": True}`` to ``target``, built with plain pmap
+    (``pre_size``: pmap's, 0 for its default layout)."""
+    data: Any = pmap({"ok": True}, pre_size=pre_size)
     for segment in reversed(target.path):
-        data = pmap({str(segment): data})
+        data = pmap({str(segment): data}, pre_size=pre_size)
     text = str(target)
     message = {"type": "data", "kind": target.kind,
                "_outputPath": node.output_text if text == node.output_text else text,
                "_outputMethod": node.method.value, "_call": node.call}
     if node.instance is not None:
         message["_instance"] = node.instance
-    message["_date"] = utc_now()
     message["data"] = data
-    return pmap(message)
+    message["_date"] = utc_now()
+    return pmap(message, pre_size=pre_size)
 
 
-def floor_of(writers: list[Any]) -> PVector[Any]:
+def floor_of(writers: list[Any], pre_size: int) -> PVector[Any]:
     """The messages of ``writers`` (nodes that ran and wrote their first alternative), in
     a persistent vector."""
-    return pvector(floor_message(node, target) for node in writers
+    return pvector(floor_message(node, target, pre_size) for node in writers
                    for target in node.output.alternatives[0].targets)
 
 
@@ -109,14 +113,19 @@ def main() -> None:
                if c.outcome == "executed" and compiled.nodes[i].output is not None]
     count = len(result.context)
     del result
-    before_floor, _ = held()
-    floor = floor_of(writers)
-    after_floor, _ = held()
-    assert len(floor) == count, (len(floor), count)
-    floor_bytes = after_floor - before_floor
-    print(f"the floor, the run's {count:,} messages built with plain pmap: "
-          f"{floor_bytes / n:7.0f} bytes per call; plan + floor {(plan_bytes + floor_bytes) / n:.0f}"
-          f"  (target <= 3072); obelisk holds {(after_run - after_compile - floor_bytes) / n:.0f}"
+    floors = {}
+    for pre_size in (0, 1):
+        before_floor, _ = held()
+        floor = floor_of(writers, pre_size)
+        after_floor, _ = held()
+        assert len(floor) == count, (len(floor), count)
+        floors[pre_size] = after_floor - before_floor
+        del floor
+    floor_bytes = floors[1]
+    print(f"the floor, the run's {count:,} messages built with plain pmap, one bucket a map: "
+          f"{floor_bytes / n:7.0f} bytes per call (pmap's default layout: "
+          f"{floors[0] / n:.0f}); plan + floor {(plan_bytes + floor_bytes) / n:.0f}  "
+          f"(target <= 3072); obelisk holds {(after_run - after_compile - floor_bytes) / n:.0f}"
           f" per call beyond it")
     tracemalloc.stop()
 

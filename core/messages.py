@@ -9,7 +9,7 @@ returns the :class:`Write` it stands for; ambiguous or malformed messages raise
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from attrs import frozen
@@ -109,8 +109,8 @@ def output_message(
     ``value`` is nested along ``path`` in ``data``, an index as its decimal text; ``base``
     is :func:`message_base`'s result when the caller has it cached, ``layout`` its
     :class:`MessageLayout` (then ``base`` is not read). With neither, the message is
-    built in one step by the builder of its keys (:func:`_builder`), so nothing per call
-    needs keeping to build it fast.
+    built in one step, in one bucket (:func:`_compact_message`), so nothing per call
+    needs keeping to build it fast and the message itself holds less.
     """
     data: Any = value
     for segment in reversed(path):
@@ -118,9 +118,8 @@ def output_message(
     if layout is not None:
         return layout.build(data, date)
     if base is None:
-        if _FAST.on:  # no base kept anywhere: the message is built whole by its shape
-            build = _BUILDERS[instance is not None]
-            return build(kind, path_text, _METHOD_PAIRS[method], call, instance, data, date)
+        if _FAST.on:  # nothing kept per call: the message is built whole, compactly
+            return _compact_message(kind, path_text, method, call, instance, data, date)
         base = message_base(kind, path_text, method, call, instance)
     return _slow_message(base, data, date)
 
@@ -192,49 +191,52 @@ _METHOD_PAIRS: dict[Method, tuple[str, str]] = {m: ("_outputMethod", m.value) fo
 #: The ``type`` entry of every output message.
 _TYPE_PAIR = ("type", "data")
 
-#: What a builder is called with: kind, path text, the ``_outputMethod`` entry, call,
-#: instance (ignored by the builder of messages without one), data and date.
-_Builder = Callable[[str, str, tuple[str, str], Frozen, "str | None", Any, str], PMap[str, Any]]
-
-#: The message's keys, in the order the ordinary construction inserts them, and what
-#: each entry is in a builder's source (the shared tuples above, or a new one).
-_ENTRIES = (
-    ("type", "TYPE_PAIR"), ("kind", '("kind", kind)'), ("_outputPath", '("_outputPath", path)'),
-    ("_outputMethod", "method_pair"), ("_call", '("_call", call)'),
-    ("_instance", '("_instance", instance)'), ("data", '("data", data)'),
-    ("_date", '("_date", date)'),
-)
+#: The ``kind`` entries made so far, one tuple per kind, shared by its messages (a plan
+#: writes a handful of kinds; past the bound, new kinds get a tuple each).
+_KIND_PAIRS: dict[str, tuple[str, str]] = {}
+_KIND_PAIRS_MAX = 1024
 
 
-def _builder(with_instance: bool) -> _Builder:
-    """The function building every output message with (or without) ``_instance``.
+def _kind_pair(kind: str) -> tuple[str, str]:
+    pair = _KIND_PAIRS.get(kind)
+    if pair is None:
+        pair = ("kind", kind)
+        if len(_KIND_PAIRS) < _KIND_PAIRS_MAX:
+            _KIND_PAIRS[kind] = pair
+    return pair
 
-    Where an entry lands in a PMap's buckets depends only on its key and on the keys
-    inserted before it (the bucket is the key's hash modulo a count set by the sizes), so
-    all output messages with one set of keys are laid out alike, whatever their values.
-    The layout is read from one message built the ordinary way (:func:`_slow_message`)
-    and written out as the source of one function returning that PMap literal: the same
-    value, iterating in the same order, made without a loop (as attrs and namedtuple
-    generate their methods; :func:`_check_fast` compares it with the ordinary one). The
-    source holds only the key names above, never a value.
+
+def _compact_message(kind: str, path_text: str, method: Method, call: Frozen,
+                     instance: str | None, data: Any, date: str) -> PMap[str, Any]:
+    """The output message as a PMap of one bucket: ``pmap(fields, pre_size=1)``.
+
+    A PMap files each entry in the bucket its key's hash picks among as many buckets as
+    the map has (``pre_size``; by default twice its size), and every non-empty bucket is
+    a list of its own: an output message spread over the default buckets holds about six
+    lists, this one holds one. Lookups scan that bucket (eight entries at most); equality
+    and hash do not depend on the buckets, and a later ``set`` spreads the map out again
+    as pmap does. The entries are in the order the fields are written below; the
+    ``type``, ``kind`` and ``_outputMethod`` entries are tuples shared by every message.
     """
-    keys = [k for k, _ in _ENTRIES if with_instance or k != "_instance"]
-    source_of = dict(_ENTRIES)
-    sample = _slow_message(pmap(dict.fromkeys(keys[:-2])), None, "")
-    buckets = [
-        "None" if not bucket else "[" + ", ".join(source_of[k] for k, _ in bucket) + "]"
-        for bucket in sample._buckets
-    ]
-    assert sorted(k for bucket in sample._buckets if bucket for k, _ in bucket) == sorted(keys)
-    source = (f"def build(kind, path, method_pair, call, instance, data, date):\n"
-              f"    return PMap({sample._size}, pvector([{', '.join(buckets)}]))\n")
-    namespace: dict[str, Any] = {"PMap": PMap, "pvector": pvector, "TYPE_PAIR": _TYPE_PAIR}
-    exec(source, namespace)  # noqa: S102 - generated above from the constant key names
-    return namespace["build"]  # type: ignore[no-any-return]
+    if instance is None:
+        return PMap(7, pvector([[  # type: ignore[call-arg]
+            _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
+            ("_call", call), ("data", data), ("_date", date)]]))
+    return PMap(8, pvector([[  # type: ignore[call-arg]
+        _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
+        ("_call", call), ("_instance", instance), ("data", data), ("_date", date)]]))
 
 
-#: The builders, by whether the message has an ``_instance`` (set by :func:`_check_fast`).
-_BUILDERS: dict[bool, _Builder] = {}
+def _compact_reference(kind: str, path_text: str, method: Method, call: Frozen,
+                       instance: str | None, data: Any, date: str) -> PMap[str, Any]:
+    # What _compact_message builds, by pyrsistent's public API (its definition).
+    fields: dict[str, Any] = {"type": "data", "kind": kind, "_outputPath": path_text,
+                              "_outputMethod": method.value, "_call": call}
+    if instance is not None:
+        fields["_instance"] = instance
+    fields["data"] = data
+    fields["_date"] = date
+    return pmap(fields, pre_size=1)
 
 
 class _FAST:
@@ -248,14 +250,15 @@ class _FAST:
 def _check_fast() -> bool:
     try:
         _FAST.on = True
-        _BUILDERS.update({True: _builder(True), False: _builder(False)})
         for instance in ("i", None):
-            base = message_base("state", "†state.a", Method.PUSH, pmap({"_tool": "t"}), instance)
-            built = output_message("state", ("a",), "†state.a", Method.PUSH, instance,
-                                   pmap({"_tool": "t"}), 1, "d")
-            slow = _slow_message(base, pmap({"a": 1}), "d")
-            if not (built == slow and list(built.items()) == list(slow.items())
-                    and hash(built) == hash(slow)):
+            call: Frozen = pmap({"_tool": "t"})
+            built = _compact_message("state", "†state.a", Method.PUSH, call, instance, 1, "d")
+            public = _compact_reference("state", "†state.a", Method.PUSH, call, instance, 1, "d")
+            slow = _slow_message(message_base("state", "†state.a", Method.PUSH, call, instance),
+                                 1, "d")
+            if not (built == public == slow and hash(built) == hash(slow)
+                    and list(built.items()) == list(public.items())
+                    and built.set("x", 1) == slow.set("x", 1)):
                 return False
         base = message_base("state", "†state.a.b", Method.SET, pmap({"_tool": "t"}), "i")
         fast = output_message("state", ("a", "b"), "†state.a.b", Method.SET, "i",

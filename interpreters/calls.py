@@ -3,9 +3,9 @@ activity receives, the messages its results become, and the context it may see (
 
 The per-node part that never changes (the call as plain JSON) is cached in a
 :class:`CallCache`, one per plan object, found with :func:`cache_of` and carried by the
-run state. Output messages need nothing cached per node: they are built whole by the
-builder of their keys (``core/messages.py``), sharing the plan's strings, so a finished
-run holds its messages and nothing more for them. The cache lives here, in the interpreter
+run state. Output messages need nothing cached per node: they are built whole, in one
+step (``core/messages.py``), sharing the plan's strings, so a finished run holds its
+messages and nothing more for them. The cache lives here, in the interpreter
 layer: the compiler's ``CompiledPlan`` stays a frozen value with nothing written into it.
 It is keyed by the plan's identity and dropped when the plan is collected (a weak
 reference), not held in a ``WeakKeyDictionary``: a frozen attrs plan hashes by value,

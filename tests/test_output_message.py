@@ -97,18 +97,23 @@ def writes(draw: st.DrawFn) -> tuple[str, tuple[Any, ...], Method, str | None, A
 
 
 @given(writes())
-def test_a_message_built_by_the_builder_of_its_keys_is_the_ordinary_one(
+def test_a_message_built_compactly_is_the_ordinary_one(
         write: tuple[str, tuple[Any, ...], Method, str | None, Any, Any, str]) -> None:
-    # Without a base or a layout, the message is one PMap literal laid out as the
-    # ordinary construction lays it out: the same value, order, hash and behaviour.
+    # Without a base or a layout, the message is built in one bucket, as
+    # pmap(fields, pre_size=1) builds it: the same value, hash and behaviour as the one
+    # built key by key, and its entries in the order the protocol lists them.
     kind, path, method, instance, written, call, date = write
     text = render_reference(kind, path)
     built = output_message(kind, path, text, method, instance, call, written, date)
     base = message_base(kind, text, method, call, instance)
     slow = output_message(kind, path, text, method, instance, call, written, date, base)
-    assert built == slow
-    assert list(built.items()) == list(slow.items())
+    fields = {"type": "data", "kind": kind, "_outputPath": text, "_outputMethod": method.value,
+              "_call": call, **({} if instance is None else {"_instance": instance}),
+              "data": slow["data"], "_date": date}
+    assert built == slow == pmap(fields, pre_size=1)
+    assert list(built.items()) == list(pmap(fields, pre_size=1).items()) == list(fields.items())
     assert hash(built) == hash(slow)
+    assert len(built._buckets) == 1
     assert thaw(built) == thaw(slow)
     assert built.set("x", 1) == slow.set("x", 1)
     assert built.remove("_date") == slow.remove("_date")
@@ -116,8 +121,8 @@ def test_a_message_built_by_the_builder_of_its_keys_is_the_ordinary_one(
 
 
 def test_messages_share_their_fixed_entries_and_copy_nothing_of_the_call() -> None:
-    # What every output message holds alike is held once: the type and method entries
-    # are shared tuples, the call and the path text are the caller's own objects.
+    # What every output message holds alike is held once: the type, kind and method
+    # entries are shared tuples, the call and the path text are the caller's own objects.
     call = freeze({"_tool": "t"})
     one, two = (output_message("state", ("a",), "†state.a", Method.SET, None, call, n, "d")
                 for n in (1, 2))
@@ -125,4 +130,5 @@ def test_messages_share_their_fixed_entries_and_copy_nothing_of_the_call() -> No
                for m in (one, two)]
     assert entries[0]["type"] is entries[1]["type"]
     assert entries[0]["_outputMethod"] is entries[1]["_outputMethod"]
+    assert entries[0]["kind"] is entries[1]["kind"]
     assert one["_call"] is two["_call"] is call
