@@ -140,7 +140,9 @@ class MessageLayout:
     from one message built the ordinary way (:func:`_slow_message`), and each message is
     then a copy of that bucket list with two entries replaced: the same PMap, equal and
     iterating in the same order, made in a fraction of the time (a PMap is pure Python).
-    Make one per base and keep it with the base (the interpreters' call cache does).
+    Worth it only for a base that writes many messages: kept per base, it costs more
+    memory than a message, and the interpreters build each message whole instead
+    (:func:`_compact_message`), since a call writes each target once per run.
     """
 
     __slots__ = ("base", "size", "buckets", "data_at", "date_at")

@@ -292,6 +292,20 @@ def test_a_finished_run_keeps_nothing_per_call_but_the_plans_call_templates(
     assert len(calls.cache_of(plan).templates) == size
 
 
+def test_output_messages_share_the_plans_strings_and_call() -> None:
+    # A message copies nothing the plan holds: its _call is the node's call, its
+    # _outputPath the node's own text when that is the target as written canonically
+    # (otherwise, as for one target of several, the target's rendering).
+    plan = plan_of([{"_tool": "a", "_outputPath": "†state.a"},
+                    {"_tool": "a", "_outputPath": "†state.b || †state.c"}])
+    result = run_sync(plan, activities={"a": lambda call, tool, context: 1})
+    first, second = result.context.messages
+    assert first["_call"] is plan.nodes[0].call
+    assert first["_outputPath"] is plan.nodes[0].output_text
+    assert second["_outputPath"] == "†state.b"
+    assert len(first._buckets) == len(second._buckets) == 1  # built compactly
+
+
 # -- delegates through the executor seam ----------------------------------------------------
 
 
