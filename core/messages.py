@@ -108,7 +108,9 @@ def output_message(
 
     ``value`` is nested along ``path`` in ``data``, an index as its decimal text; ``base``
     is :func:`message_base`'s result when the caller has it cached, ``layout`` its
-    :class:`MessageLayout` (then ``base`` is not read).
+    :class:`MessageLayout` (then ``base`` is not read). With neither, the message is
+    built in one step, in one bucket (:func:`_compact_message`), so nothing per call
+    needs keeping to build it fast and the message itself holds less.
     """
     data: Any = value
     for segment in reversed(path):
@@ -116,6 +118,8 @@ def output_message(
     if layout is not None:
         return layout.build(data, date)
     if base is None:
+        if _FAST.on:  # nothing kept per call: the message is built whole, compactly
+            return _compact_message(kind, path_text, method, call, instance, data, date)
         base = message_base(kind, path_text, method, call, instance)
     return _slow_message(base, data, date)
 
@@ -136,7 +140,9 @@ class MessageLayout:
     from one message built the ordinary way (:func:`_slow_message`), and each message is
     then a copy of that bucket list with two entries replaced: the same PMap, equal and
     iterating in the same order, made in a fraction of the time (a PMap is pure Python).
-    Make one per base and keep it with the base (the interpreters' call cache does).
+    Worth it only for a base that writes many messages: kept per base, it costs more
+    memory than a message, and the interpreters build each message whole instead
+    (:func:`_compact_message`), since a call writes each target once per run.
     """
 
     __slots__ = ("base", "size", "buckets", "data_at", "date_at")
@@ -180,6 +186,61 @@ def _single(key: str, value: Any) -> PMap[str, Any]:
     return PMap(1, pvector(buckets))  # type: ignore[call-arg]
 
 
+#: The ``_outputMethod`` entry of every method, one tuple each, shared by every message:
+#: a PMap's bucket holds its entries as ``(key, value)`` tuples, and a tuple is immutable.
+_METHOD_PAIRS: dict[Method, tuple[str, str]] = {m: ("_outputMethod", m.value) for m in Method}
+
+#: The ``type`` entry of every output message.
+_TYPE_PAIR = ("type", "data")
+
+#: The ``kind`` entries made so far, one tuple per kind, shared by its messages (a plan
+#: writes a handful of kinds; past the bound, new kinds get a tuple each).
+_KIND_PAIRS: dict[str, tuple[str, str]] = {}
+_KIND_PAIRS_MAX = 1024
+
+
+def _kind_pair(kind: str) -> tuple[str, str]:
+    pair = _KIND_PAIRS.get(kind)
+    if pair is None:
+        pair = ("kind", kind)
+        if len(_KIND_PAIRS) < _KIND_PAIRS_MAX:
+            _KIND_PAIRS[kind] = pair
+    return pair
+
+
+def _compact_message(kind: str, path_text: str, method: Method, call: Frozen,
+                     instance: str | None, data: Any, date: str) -> PMap[str, Any]:
+    """The output message as a PMap of one bucket: ``pmap(fields, pre_size=1)``.
+
+    A PMap files each entry in the bucket its key's hash picks among as many buckets as
+    the map has (``pre_size``; by default twice its size), and every non-empty bucket is
+    a list of its own: an output message spread over the default buckets holds about six
+    lists, this one holds one. Lookups scan that bucket (eight entries at most); equality
+    and hash do not depend on the buckets, and a later ``set`` spreads the map out again
+    as pmap does. The entries are in the order the fields are written below; the
+    ``type``, ``kind`` and ``_outputMethod`` entries are tuples shared by every message.
+    """
+    if instance is None:
+        return PMap(7, pvector([[  # type: ignore[call-arg]
+            _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
+            ("_call", call), ("data", data), ("_date", date)]]))
+    return PMap(8, pvector([[  # type: ignore[call-arg]
+        _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
+        ("_call", call), ("_instance", instance), ("data", data), ("_date", date)]]))
+
+
+def _compact_reference(kind: str, path_text: str, method: Method, call: Frozen,
+                       instance: str | None, data: Any, date: str) -> PMap[str, Any]:
+    # What _compact_message builds, by pyrsistent's public API (its definition).
+    fields: dict[str, Any] = {"type": "data", "kind": kind, "_outputPath": path_text,
+                              "_outputMethod": method.value, "_call": call}
+    if instance is not None:
+        fields["_instance"] = instance
+    fields["data"] = data
+    fields["_date"] = date
+    return pmap(fields, pre_size=1)
+
+
 class _FAST:
     """Whether the layouts above build messages from PMap's internals: checked once at
     import against the ordinary construction, so a pyrsistent that stores maps in another
@@ -191,6 +252,16 @@ class _FAST:
 def _check_fast() -> bool:
     try:
         _FAST.on = True
+        for instance in ("i", None):
+            call: Frozen = pmap({"_tool": "t"})
+            built = _compact_message("state", "†state.a", Method.PUSH, call, instance, 1, "d")
+            public = _compact_reference("state", "†state.a", Method.PUSH, call, instance, 1, "d")
+            slow = _slow_message(message_base("state", "†state.a", Method.PUSH, call, instance),
+                                 1, "d")
+            if not (built == public == slow and hash(built) == hash(slow)
+                    and list(built.items()) == list(public.items())
+                    and built.set("x", 1) == slow.set("x", 1)):
+                return False
         base = message_base("state", "†state.a.b", Method.SET, pmap({"_tool": "t"}), "i")
         fast = output_message("state", ("a", "b"), "†state.a.b", Method.SET, "i",
                               pmap({"_tool": "t"}), pmap({"x": 1}), "d",

@@ -1,9 +1,11 @@
 """Call materialisation: from a compiled node and its parameter values to the call an
 activity receives, the messages its results become, and the context it may see (§7.5).
 
-The per-node parts that never change (the call as plain JSON, each output message's fixed
-fields) are cached in a :class:`CallCache`, one per plan object, found with
-:func:`cache_of` and carried by the run state. The cache lives here, in the interpreter
+The per-node part that never changes (the call as plain JSON) is cached in a
+:class:`CallCache`, one per plan object, found with :func:`cache_of` and carried by the
+run state. Output messages need nothing cached per node: they are built whole, in one
+step (``core/messages.py``), sharing the plan's strings, so a finished run holds its
+messages and nothing more for them. The cache lives here, in the interpreter
 layer: the compiler's ``CompiledPlan`` stays a frozen value with nothing written into it.
 It is keyed by the plan's identity and dropped when the plan is collected (a weak
 reference), not held in a ``WeakKeyDictionary``: a frozen attrs plan hashes by value,
@@ -28,7 +30,7 @@ from obelisk.compiler.tools import Tool, validate_params
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
-from obelisk.core.messages import MessageLayout, kind_of
+from obelisk.core.messages import kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
@@ -55,17 +57,16 @@ class Invocation:
 
 
 class CallCache:
-    """What runs derive once per node of a plan: call templates and output-message bases.
+    """What runs derive once per node of a plan: call templates.
 
     A memo of pure functions of immutable nodes, so sharing or dropping it never changes
     a result (two threads filling one key store equal values); only this module touches it.
     """
 
-    __slots__ = ("templates", "bases", "plan")
+    __slots__ = ("templates", "plan")
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, dict[str, Any]] = {}
-        self.bases: dict[tuple[int, int, int], MessageLayout] = {}
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
 
@@ -76,15 +77,6 @@ class CallCache:
         if call is None:
             call = self.templates[node.id] = _call_template(node)
         return call
-
-    def base(self, node: Node, alt: int, number: int, target: Reference) -> MessageLayout:
-        """The fixed part of the message writing target ``number`` of alternative ``alt``
-        (``.base``), with the layout its messages are built by."""
-        key = (node.id, alt, number)
-        layout = self.bases.get(key)
-        if layout is None:
-            layout = self.bases[key] = MessageLayout(message_base(node, target))
-        return layout
 
 
 #: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
@@ -249,16 +241,24 @@ def message_base(node: Node, target: Reference) -> PMap[str, Any]:
     return _message_base(target.kind, str(target), node.method, node.call, node.instance)
 
 
+def target_text(node: Node, target: Reference) -> str:
+    """The ``_outputPath`` of the messages writing ``target``: the target as a reference.
+
+    When the node's ``_outputPath`` is that very text (one target, written canonically),
+    the plan's own string is returned, so the messages share it instead of each holding
+    a copy."""
+    text = str(target)
+    return node.output_text if text == node.output_text else text
+
+
 def output_message(node: Node, target: Reference, value: Frozen, date: str,
-                   layout: MessageLayout | None = None) -> PMap[str, Any]:
+                   text: str | None = None) -> PMap[str, Any]:
     """The data message that writes ``value`` to one target of a node's output (§7.7):
-    :func:`obelisk.core.messages.output_message` with the node's fields (``layout``: the
-    cached :meth:`CallCache.base`, when the caller has it)."""
-    if layout is not None:  # the path's text is in the layout's base already
-        return _output_message(target.kind, target.path, "", node.method, node.instance,
-                               node.call, value, date, layout=layout)
-    return _output_message(target.kind, target.path, str(target), node.method,
-                           node.instance, node.call, value, date)
+    :func:`obelisk.core.messages.output_message` with the node's fields (``text``: the
+    target's :func:`target_text`, when the caller has it)."""
+    return _output_message(target.kind, target.path,
+                           target_text(node, target) if text is None else text,
+                           node.method, node.instance, node.call, value, date)
 
 
 def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:

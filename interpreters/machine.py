@@ -478,13 +478,12 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
                   f"the result fails {tool.name}'s _output schema: {text}")
             return
     context = step.context
-    tracing = step.tracing
     wrote = []
-    for number, target in enumerate(node.output.alternatives[alt].targets):
-        layout = step.cache.base(node, alt, number, target)
+    for target in node.output.alternatives[alt].targets:
+        text = calls.target_text(node, target)
         write = Write(target.kind, node.instance, target.path, node.method, frozen)
         context, error = context.append_write(
-            calls.output_message(node, target, frozen, date, layout), write)
+            calls.output_message(node, target, frozen, date, text), write)
         if error is not None:  # nothing of a failed fan-out is kept
             # Leave out the message's position in the context: it depends on timing,
             # and the report must not (docs/semantics.md §7, determinism).
@@ -492,10 +491,9 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
                                   method=error.method, instance=error.instance)
             _fail(step, node_id, "WriteError", str(timeless))
             return
-        if tracing:  # a PMap lookup: only a trace reads it
-            wrote.append(layout.base["_outputPath"])
+        wrote.append(text)
     step.context = context
-    if tracing:
+    if step.tracing:
         for path_text in wrote:
             step.record(EventKind.WROTE, node_id, path_text)
         step.record(EventKind.EXECUTED, node_id, note)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-import obelisk  # noqa: F401 - plugs the reference parser into core
+import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core import messages
 from obelisk.core.messages import (
     NON_DATA_KINDS,
@@ -83,3 +83,52 @@ def test_the_fast_construction_is_on() -> None:
     # Checked at import against the ordinary construction; off would mean this pyrsistent
     # lays maps out in another way (everything still works, more slowly).
     assert messages._FAST.on
+
+
+@st.composite
+def writes(draw: st.DrawFn) -> tuple[str, tuple[Any, ...], Method, str | None, Any, Any, str]:
+    """A write and the call and date of its message: kind, path, method, instance,
+    frozen value, frozen call, date."""
+    path = tuple(draw(st.lists(segments, max_size=4)))
+    call = draw(st.dictionaries(st.text(max_size=4), json_values, max_size=4))
+    return (draw(kinds), path, draw(st.sampled_from(list(Method))),
+            draw(st.one_of(st.none(), st.sampled_from(["①", "i-2"]))),
+            freeze(draw(json_values)), freeze({"_tool": "t", **call}), draw(st.text(max_size=30)))
+
+
+@given(writes())
+def test_a_message_built_compactly_is_the_ordinary_one(
+        write: tuple[str, tuple[Any, ...], Method, str | None, Any, Any, str]) -> None:
+    # Without a base or a layout, the message is built in one bucket, as
+    # pmap(fields, pre_size=1) builds it: the same value, hash and behaviour as the one
+    # built key by key, and its entries in the order the protocol lists them.
+    kind, path, method, instance, written, call, date = write
+    text = render_reference(kind, path)
+    built = output_message(kind, path, text, method, instance, call, written, date)
+    base = message_base(kind, text, method, call, instance)
+    slow = output_message(kind, path, text, method, instance, call, written, date, base)
+    fields = {"type": "data", "kind": kind, "_outputPath": text, "_outputMethod": method.value,
+              "_call": call, **({} if instance is None else {"_instance": instance}),
+              "data": slow["data"], "_date": date}
+    assert built == slow == pmap(fields, pre_size=1)
+    assert list(built.items()) == list(pmap(fields, pre_size=1).items()) == list(fields.items())
+    assert hash(built) == hash(slow)
+    assert len(built._buckets) == 1
+    assert thaw(built) == thaw(slow)
+    assert built.set("x", 1) == slow.set("x", 1)
+    assert built.remove("_date") == slow.remove("_date")
+    assert normalise(built) == Write(kind, instance, path, method, written)
+
+
+def test_messages_share_their_fixed_entries_and_copy_nothing_of_the_call() -> None:
+    # What every output message holds alike is held once: the type, kind and method
+    # entries are shared tuples, the call and the path text are the caller's own objects.
+    call = freeze({"_tool": "t"})
+    one, two = (output_message("state", ("a",), "†state.a", Method.SET, None, call, n, "d")
+                for n in (1, 2))
+    entries = [{k: pair for bucket in m._buckets if bucket for pair in bucket for k in pair[:1]}
+               for m in (one, two)]
+    assert entries[0]["type"] is entries[1]["type"]
+    assert entries[0]["_outputMethod"] is entries[1]["_outputMethod"]
+    assert entries[0]["kind"] is entries[1]["kind"]
+    assert one["_call"] is two["_call"] is call

@@ -251,6 +251,61 @@ def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
     assert key not in calls._CACHES
 
 
+@pytest.mark.parametrize("interpreter", ["sync", "asyncio", "dry run"])
+def test_a_finished_run_keeps_nothing_per_call_but_the_plans_call_templates(
+        interpreter: str) -> None:
+    # Once a run's result is dropped, what the run made is gone, but for one call
+    # template per node kept with the plan (a plain dict, made by the plan's first run):
+    # no message, base or layout of a call outlives the run. Counted by type among the
+    # objects the collector tracks (every PMap, PVector and class instance).
+    import gc
+    from collections import Counter
+
+    from obelisk.interpreters import calls
+
+    size = 200
+    source = [{"_tool": "a", "x": f"†state.s{i - 1}" if i else 0, "_outputPath": f"†state.s{i}"}
+              for i in range(size)]
+
+    async def answer(call: Any, tool: Any, context: Any) -> Any:
+        return {"ok": True}
+
+    def run(plan: CompiledPlan) -> None:
+        if interpreter == "sync":
+            result = run_sync(plan, activities={"a": lambda call, tool, context: {"ok": True}})
+        elif interpreter == "asyncio":
+            result = asyncio.run(run_async(plan, activities={"a": answer}))
+        else:
+            result = dry_run(plan, mocks={"a": {"return": {"ok": True}}})
+        assert len(result.context) == size
+
+    run(plan_of(source))  # what any run makes once (imports, memos) is made here
+    plan = plan_of(source)
+    gc.collect()
+    before = Counter(type(o).__name__ for o in gc.get_objects())
+    run(plan)
+    gc.collect()
+    after = Counter(type(o).__name__ for o in gc.get_objects())
+    grown = {name: after[name] - before[name] for name in after
+             if after[name] - before[name] >= size // 4}
+    assert grown == {}  # (a template holds only strings and numbers: gc does not track it)
+    assert len(calls.cache_of(plan).templates) == size
+
+
+def test_output_messages_share_the_plans_strings_and_call() -> None:
+    # A message copies nothing the plan holds: its _call is the node's call, its
+    # _outputPath the node's own text when that is the target as written canonically
+    # (otherwise, as for one target of several, the target's rendering).
+    plan = plan_of([{"_tool": "a", "_outputPath": "†state.a"},
+                    {"_tool": "a", "_outputPath": "†state.b || †state.c"}])
+    result = run_sync(plan, activities={"a": lambda call, tool, context: 1})
+    first, second = result.context.messages
+    assert first["_call"] is plan.nodes[0].call
+    assert first["_outputPath"] is plan.nodes[0].output_text
+    assert second["_outputPath"] == "†state.b"
+    assert len(first._buckets) == len(second._buckets) == 1  # built compactly
+
+
 # -- delegates through the executor seam ----------------------------------------------------
 
 
