@@ -86,10 +86,25 @@ def render_segment(segment: Segment) -> str:
     """A segment as written in a reference: a bare name or integer, or a quoted key."""
     if isinstance(segment, int):
         return str(segment)
+    text = _RENDERED.get(segment)
+    if text is None:
+        if len(_RENDERED) >= _RENDERED_MAX:  # a memo, not a store: bounded
+            _RENDERED.clear()
+        text = _RENDERED[segment] = _render_key(segment)
+    return text
+
+
+def _render_key(segment: str) -> str:
     if _NAME.match(segment) and not _INTEGER.match(segment) and segment not in _KEYWORDS:
         return segment
     escaped = segment.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
+
+
+#: Keys as references write them, by key: the engine renders a target's text for every
+#: message it writes, and keys repeat across a plan's paths. Emptied when full.
+_RENDERED: dict[str, str] = {}
+_RENDERED_MAX = 4_096
 
 
 _KEYWORDS = frozenset({"true", "false", "null"})
@@ -102,4 +117,7 @@ def render_path(path: Path) -> str:
 
 def render_reference(kind: str, path: Path) -> str:
     """A kind and path as the reference that reads them: ``†state.user."my key"``."""
-    return "†" + ".".join([kind, *(render_segment(s) for s in path)])
+    parts = ["†" + kind]
+    for segment in path:
+        parts.append(render_segment(segment))
+    return ".".join(parts)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from obelisk.compiler.parse import parse_reference
+from obelisk.core import paths
 from obelisk.core.paths import get_in, overlaps, render_reference, step
 from obelisk.core.values import MISSING, freeze, thaw
 
@@ -153,3 +154,16 @@ def test_render_reference_parses_back(kind: str, path: tuple[Any, ...], text: st
     ref = parse_reference(text)
     assert (ref.kind, ref.path) == (kind, path)
     assert str(ref) == text
+
+
+def test_rendering_is_the_same_through_the_key_memo_and_the_memo_stays_bounded() -> None:
+    # Rendered keys are memoised (the engine renders a target for every message it
+    # writes); the memo empties itself when full, and never changes a result.
+    for _ in range(2):  # the second pass reads the memo
+        for kind, path, text in RENDER:
+            assert render_reference(kind, path) == text
+    for number in range(paths._RENDERED_MAX + 10):
+        assert paths.render_segment(f"k {number}") == f'"k {number}"'
+        assert len(paths._RENDERED) <= paths._RENDERED_MAX
+    for kind, path, text in RENDER:
+        assert render_reference(kind, path) == text
