@@ -52,6 +52,7 @@ from obelisk.interpreters.machine import (
     complete_all,
     decide,
     finish,
+    settle,
 )
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
 from obelisk.interpreters.replaying import Replayed
@@ -126,9 +127,13 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
 
     ``undecided``: started calls of a resumed run that still wait for the approval hook.
     """
+    settled: tuple[Invocation, ...] | None = None  # what the last settle made ready
     try:
         while True:
-            run.state, ready = advance(run.state)
+            if settled is None:
+                run.state, ready = advance(run.state)
+            else:  # the settle advanced already
+                ready, settled = settled, None
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
                     run.tell(Started(invocation.node, fresh(invocation.call)))
@@ -153,7 +158,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 # the context as a task would be.
                 invocation = run.queued.popleft()
                 outcome = await _Isolated(_outcome(run, invocation))
-                _settle(run, [(invocation.node, outcome)])
+                settled = _settle(run, [(invocation.node, outcome)])
                 continue
             while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
                 invocation = run.queued.popleft()
@@ -167,7 +172,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 await run.waiter
             batch = list(run.finished)
             run.finished.clear()
-            _settle(run, batch)
+            settled = _settle(run, batch)
     except BaseException as exc:
         # Cancelled, or stopped by an approval hook's error or an activity's
         # KeyboardInterrupt/SystemExit: no task may outlive the run, so cancel and await
@@ -178,7 +183,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
             raise
         late = list(run.finished)
         run.finished.clear()
-        _settle(run, [item for item in late if not isinstance(item[1], Abort)])
+        _settle(run, [item for item in late if not isinstance(item[1], Abort)], advancing=False)
         if run.tell is not None:
             run.tell(Cancelled())
         return finish(cancel(run.state), cancelled=True)  # finished results are kept
@@ -230,8 +235,10 @@ async def _outcome(run: _Run, invocation: Invocation) -> Outcome | Abort:
     return outcome
 
 
-def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
-    """Complete a batch of finished tasks in node order (an Abort is re-raised first)."""
+def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
+            advancing: bool = True) -> tuple[Invocation, ...]:
+    """Complete a batch of finished tasks in node order (an Abort is re-raised first),
+    and advance in the same transition unless told not to: the calls made ready."""
     batch.sort(key=lambda item: item[0])
     for _, item in batch:
         if isinstance(item, Abort):
@@ -242,11 +249,17 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]]) -> None:
         run.tasks.pop(node, None)
         settled.append((node, outcome, run.clock()))
         gc_keep()
-    # One transition for the whole batch: the join after a fan-out starts sooner.
-    run.state = complete_all(run.state, settled)
+    # One transition for the whole batch and the advance after it: the join after a
+    # fan-out starts sooner, and a chain makes one state per call instead of two.
+    ready: tuple[Invocation, ...] = ()
+    if advancing:
+        run.state, ready = settle(run.state, settled)
+    else:
+        run.state = complete_all(run.state, settled)
     if run.tell is not None:
         for node, outcome, date in settled:
             run.tell(Finished(node, outcome, date))
+    return ready
 
 
 class _Isolated:

@@ -273,6 +273,11 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
     if not state.candidates:
         return state, ()
     step = _Step(state)
+    ready = _advance(step)
+    return step.state(), ready
+
+
+def _advance(step: _Step) -> tuple[Invocation, ...]:
     ready: list[Invocation] = []
     while step.candidates:
         batch = sorted(step.candidates)
@@ -283,7 +288,7 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
             invocation = _evaluate(step, node_id)
             if invocation is not None:
                 ready.append(invocation)
-    return step.state(), tuple(ready)
+    return tuple(ready)
 
 
 _NONE: PVector[int] = pvector()
@@ -427,6 +432,21 @@ def complete_all(state: RunState,
     for node_id, outcome, date in finished:
         _complete(step, node_id, outcome, date)
     return step.state()
+
+
+def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
+           ) -> tuple[RunState, tuple[Invocation, ...]]:
+    """:func:`complete_all`, then :func:`advance`, as one transition.
+
+    The same rules in the same order make the same state and the same invocations as
+    the two calls; only the state between them is never built (along a chain, where
+    every completion releases the next call, that is one state in two).
+    """
+    step = _Step(state)
+    for node_id, outcome, date in finished:
+        _complete(step, node_id, outcome, date)
+    ready = _advance(step)
+    return step.state(), ready
 
 
 def _complete(step: _Step, node_id: int, outcome: Outcome, date: str) -> None:

@@ -27,6 +27,7 @@ from obelisk.interpreters.machine import (
     complete_all,
     decide,
     finish,
+    settle,
 )
 from obelisk.interpreters.outcomes import (
     Approve,
@@ -631,6 +632,32 @@ def test_complete_all_makes_the_state_completing_one_by_one_makes() -> None:
     assert value(together, "state", "a", "x") == 2
     assert finish(together).outcome_of(5) is Status.FAILED  # a write through the number 2
     assert ready_nodes(together)[1] == ready_nodes(one_by_one)[1] == [6]
+
+
+def test_settle_is_complete_all_then_advance() -> None:
+    plan = [
+        {"_tool": "t", "_outputPath": "†state.a"},
+        {"_tool": "t", "_outputPath": "†state.b || †state.err"},
+        {"_tool": "t", "x": "†state.a", "_outputPath": "†state.c"},  # released by 0
+        {"_tool": "t", "x": "†state.b", "_outputPath": "†state.d"},  # skipped: 1 failed
+        {"_tool": "t", "x": "†state.err", "y": "†state.d || 'none'",
+         "_outputPath": "†state.e"},  # runs after the skip, in the same advance
+    ]
+    for trace in (True, False):
+        state, ready = ready_nodes(begin(compile_plan(plan), trace=trace))
+        finished = [(ready[1], Raised("Boom", "b"), DATE), (ready[0], Returned(1), DATE)]
+        two_steps, expected = advance(complete_all(state, finished))
+        one_step, invocations = settle(state, finished)
+        check_invariants(one_step)
+        assert one_step == two_steps
+        assert list(one_step.trace) == list(two_steps.trace)
+        assert one_step.context.to_json() == two_steps.context.to_json()
+        assert invocations == expected
+        assert [i.node for i in invocations] == [2, 4]
+        assert [i.call for i in invocations] == [i.call for i in expected]
+        assert finish(one_step) == finish(two_steps)
+    with pytest.raises(ValueError, match="not running"):
+        settle(state, [finished[0], finished[0]])
 
 
 def test_complete_all_refuses_a_node_that_is_not_running() -> None:

@@ -1,6 +1,6 @@
 """The machine's transitions are cheap and leave every earlier state as it was.
 
-Each transition (``advance``, ``decide``, ``complete``, ``cancel``) works on a local step
+Each transition (``advance``, ``decide``, ``complete``, ``settle``, ``cancel``) works on a local step
 and makes one new state; these tests keep every state a run passed through, with a deep
 copy of what it held when it was made, and check that nothing later changed any of them.
 They also pin the trace option: recorded when asked, or when an observer follows the run.
@@ -9,6 +9,7 @@ They also pin the trace option: recorded when asked, or when an observer follows
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from obelisk import compile_plan, run_async, run_sync
@@ -22,6 +23,7 @@ from obelisk.interpreters.machine import (
     complete,
     decide,
     finish,
+    settle,
 )
 from obelisk.interpreters.outcomes import Approve, Deny, Raised, Returned
 
@@ -54,13 +56,18 @@ def snapshot(state: RunState) -> dict[str, Any]:
     }
 
 
-def test_no_transition_changes_an_earlier_state() -> None:
-    plan = compile_plan(PLAN)
-    seen: list[tuple[RunState, dict[str, Any]]] = []
-
+def keeper(seen: list[tuple[RunState, dict[str, Any]]]) -> Callable[[RunState], RunState]:
+    """A function that notes a state and a deep copy of it in ``seen``, and returns it."""
     def keep(state: RunState) -> RunState:
         seen.append((state, snapshot(state)))
         return state
+    return keep
+
+
+def test_no_transition_changes_an_earlier_state() -> None:
+    plan = compile_plan(PLAN)
+    seen: list[tuple[RunState, dict[str, Any]]] = []
+    keep = keeper(seen)
 
     state = keep(begin(plan))
     outcomes = {"pay": Raised("Declined", "no"), "fail": Raised("Broken", "b")}
@@ -85,6 +92,33 @@ def test_no_transition_changes_an_earlier_state() -> None:
     assert [c.outcome for c in result.calls] == [
         "executed", "executed", "skipped", "executed", "executed", "executed", "executed",
         "failed", "failed", "running"]
+    for old, copy in seen:
+        assert snapshot(old) == copy
+
+
+def test_settling_changes_no_earlier_state() -> None:
+    # As the asyncio loop drives the machine: what finished is completed and the next
+    # calls made ready in one transition.
+    plan = compile_plan(PLAN)
+    seen: list[tuple[RunState, dict[str, Any]]] = []
+    keep = keeper(seen)
+
+    state, ready = advance(keep(begin(plan)))
+    keep(state)
+    outcomes = {"pay": Raised("Declined", "no"), "fail": Raised("Broken", "b")}
+    while ready:
+        finished = []
+        for invocation in ready:
+            tool = plan.nodes[invocation.node].tool
+            state, approved = decide(state, invocation, Deny("no") if tool == "deny" else Approve())
+            keep(state)
+            if approved is not None:
+                finished.append((invocation.node, outcomes.get(tool or "", Returned(tool)), DATE))
+        state, ready = settle(state, finished)
+        keep(state)
+    assert [c.outcome for c in finish(state).calls] == [
+        "executed", "executed", "skipped", "executed", "executed", "executed", "executed",
+        "failed", "failed", "executed"]
     for old, copy in seen:
         assert snapshot(old) == copy
 
