@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -260,34 +261,80 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
         return value, 1
     root = out
     left = max_nodes - 1
-    stack: list[tuple[PMap[str, Frozen] | PVector[Frozen], Any]] = [(value, out)]
+    # (Any: the loop below tells the kinds apart by exact type, which mypy cannot follow.)
+    stack: list[tuple[Any, Any]] = [(value, out)]
+    child: Any
+    new: Any
     while stack:
         src, dst = stack.pop()
         left -= len(src)
         if left < 0:
             raise ValueTooLarge(max_nodes)
-        # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed objects
-        # list their keys sorted so every output is deterministic.
-        items = sorted(src.items()) if isinstance(src, PMap) else enumerate(src)
-        for key, child in items:
-            # Scalars first, by exact type: PMap and PVector are ABCs, and an isinstance
-            # check against an ABC costs several times a type lookup (most children are
-            # scalars; a 100-value map took 400 ABC checks).
-            if type(child) in _SCALARS:
-                new: Any = child
-            elif isinstance(child, PMap):
-                new = {}
-            elif isinstance(child, PVector):
-                new = []
-            else:
-                new = child
-            if isinstance(dst, dict):
-                dst[key] = new
-            else:
-                dst.append(new)
-            if isinstance(child, (PMap, PVector)):
-                stack.append((child, new))
+        if type(dst) is dict:
+            # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed
+            # objects list their keys sorted so every output is deterministic.
+            for key, child in sorted(_items(src), key=_KEY):
+                # Scalars first, by exact type: PMap and PVector are ABCs, and an
+                # isinstance check against an ABC costs several times a type lookup.
+                kind = type(child)
+                if kind in _SCALARS:
+                    dst[key] = child
+                elif kind is PMap or isinstance(child, PMap):
+                    dst[key] = new = {}
+                    stack.append((child, new))
+                elif kind is _PVECTOR or isinstance(child, PVector):
+                    dst[key] = new = []
+                    stack.append((child, new))
+                else:
+                    dst[key] = child
+        else:
+            for child in src:
+                kind = type(child)
+                if kind in _SCALARS:
+                    dst.append(child)
+                elif kind is PMap or isinstance(child, PMap):
+                    dst.append(new := {})
+                    stack.append((child, new))
+                elif kind is _PVECTOR or isinstance(child, PVector):
+                    dst.append(new := [])
+                    stack.append((child, new))
+                else:
+                    dst.append(child)
     return root, max_nodes - left
+
+
+#: Sorts a map's items by key (keys are unique, so the values are never compared).
+_KEY = operator.itemgetter(0)
+
+
+def _items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
+    # A PMap's items, read from its buckets (a list of (key, value) lists or None)
+    # without the generators of PMap.items(); the items of a map that is not laid out so
+    # (checked at import, see _FAST_ITEMS) come the ordinary way.
+    if _FAST_ITEMS.on and type(src) is PMap:
+        buckets: Any = src._buckets
+        return [item for bucket in buckets if bucket for item in bucket]
+    return list(src.items())
+
+
+class _FAST_ITEMS:  # noqa: N801 - a flag, named like those of core/messages.py and methods.py
+    """Whether :func:`_items` may read PMap's buckets."""
+
+    on = False
+
+
+def _check_fast_items() -> bool:
+    try:
+        _FAST_ITEMS.on = True
+        many: PMap[str, Frozen] = pmap({f"k{i}": i for i in range(50)})
+        maps: list[PMap[str, Frozen]] = [pmap(), pmap({"a": 1}), many,
+                                         many.set("k3", "x").remove("k7")]
+        return all(sorted(_items(m), key=_KEY) == sorted(m.items()) for m in maps)
+    except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
+        return False
+
+
+_FAST_ITEMS.on = _check_fast_items()
 
 
 def is_object(value: object) -> bool:

@@ -8,6 +8,8 @@ import pickle
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core.values import MISSING, NotJSONError, freeze, present, thaw
@@ -245,3 +247,35 @@ ROUND_TRIP: list[Any] = [
 @pytest.mark.parametrize("plain", ROUND_TRIP)
 def test_thaw_freeze_round_trip(plain: Any) -> None:
     assert strict(thaw(freeze(plain))) == strict(plain)
+
+
+def test_thaw_reads_pmap_buckets_with_the_installed_pyrsistent() -> None:
+    from obelisk.core import values
+
+    assert values._FAST_ITEMS.on  # else every thawed object pays for PMap's item generators
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
+                                                                 max_size=12),
+    max_leaves=30)
+
+
+@settings(deadline=None, max_examples=200)
+@given(JSON)
+def test_thaw_from_the_buckets_equals_thaw_through_items(plain: Any) -> None:
+    # The bucket read is a shortcut; turned off, thaw takes PMap's own items: the same
+    # plain value, the same key order and the same count.
+    from obelisk.core import values
+
+    frozen = freeze(plain)
+    fast = values.thaw_counted(frozen)
+    values._FAST_ITEMS.on = False
+    try:
+        slow = values.thaw_counted(frozen)
+    finally:
+        values._FAST_ITEMS.on = True
+    assert strict(fast[0]) == strict(slow[0]) == strict(plain)
+    assert json.dumps(fast[0]) == json.dumps(slow[0])  # keys in the same (sorted) order
+    assert fast[1] == slow[1]
