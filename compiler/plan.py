@@ -40,6 +40,7 @@ from obelisk.compiler.nodes import CompiledPlan, Edge, Node, Param, PlanError, R
 from obelisk.compiler.plangraph import Limits, build_graph
 from obelisk.compiler.reading import CallInfo, CallReading, read_call
 from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.collector import may_freeze, promote
 from obelisk.core.context import Context
 from obelisk.core.values import json_type
 
@@ -124,13 +125,11 @@ def _collector_tuned() -> Iterator[None]:
     try:
         yield
     finally:
-        if gc.get_freeze_count() == 0:
+        if may_freeze():
             # The plan joins the oldest generation at once: the young collection the
             # first allocation after compiling would start walks all of it and finds
-            # nothing (no cycles), a tenth of compiling 100,000 calls. Skipped when the
-            # program froze objects itself: unfreezing is all or nothing.
-            gc.freeze()
-            gc.unfreeze()
+            # nothing (no cycles), a tenth of compiling 100,000 calls.
+            promote()
         gc.enable()
 
 

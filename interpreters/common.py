@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from obelisk.compiler.plan import CompiledPlan, compile_plan
 from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.collector import may_freeze, promote
 from obelisk.core.context import Context
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
             _GC_SAVED = gc.get_threshold()
             # Objects the program froze itself (gc.freeze before forking workers, say)
             # must stay frozen: unfreezing is all or nothing, so then nothing is frozen.
-            _GC_FREEZES = gc.get_freeze_count() == 0
+            _GC_FREEZES = may_freeze()
             if _GC_FREEZES:
                 gc.freeze()
             first, second, third = _GC_SAVED
@@ -181,5 +182,4 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
                     # What the runs made is kept, mostly (the results): it joins the oldest
                     # generation with what was frozen, instead of being walked by the young
                     # collection the restored threshold would start at once.
-                    gc.freeze()
-                    gc.unfreeze()
+                    promote()

@@ -16,6 +16,7 @@ from obelisk.compiler.plan import GC_THRESHOLD, compile_plan
 from obelisk.compiler.reading import prescribed_meta
 from obelisk.compiler.tools import Tool, ToolError, ToolRegistry
 from obelisk.compiler.validation import literal_param_errors
+from obelisk.core import collector
 from obelisk.core.values import freeze, thaw
 
 # -- literal checks, one property at a time and memoised ---------------------------------
@@ -197,7 +198,8 @@ def test_the_compiled_plan_joins_the_oldest_generation() -> None:
 
 
 @pytest.mark.usefixtures("thresholds")
-def test_objects_the_program_froze_stay_frozen() -> None:
+def test_objects_the_program_froze_stay_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collector._State, "program_freezes", False)  # restored after
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 import obelisk
+from obelisk.core import collector
 from obelisk.interpreters import common
 
 
@@ -134,9 +135,11 @@ def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> 
     assert gc.get_freeze_count() == 0
 
 
-def test_objects_the_program_froze_stay_frozen_through_runs() -> None:
+def test_objects_the_program_froze_stay_frozen_through_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # Unfreezing is all or nothing: a program that froze objects (before forking, say)
     # keeps them frozen, so runs then freeze nothing themselves.
+    monkeypatch.setattr(collector._State, "program_freezes", False)  # restored after
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
@@ -149,5 +152,31 @@ def test_objects_the_program_froze_stay_frozen_through_runs() -> None:
         obelisk.run_sync([{"_tool": "a", "_outputPath": "†state.a"}],
                          activities={"a": lambda call, tool, context: 1})
         assert 0 < gc.get_freeze_count() <= frozen and len(kept) == 100
+    finally:
+        gc.unfreeze()
+
+
+def test_once_the_program_is_seen_freezing_nothing_is_counted_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counting walks every frozen object (milliseconds for a million): it is done while
+    # nothing of obelisk's is frozen, and only until the program is seen freezing.
+    monkeypatch.setattr(collector._State, "program_freezes", False)
+    counted: list[int] = []
+    real = gc.get_freeze_count
+
+    def count() -> int:
+        counted.append(1)
+        return real()
+
+    monkeypatch.setattr(gc, "get_freeze_count", count)
+    assert collector.may_freeze() and len(counted) == 1
+    gc.freeze()
+    try:
+        assert not collector.may_freeze() and len(counted) == 2
+        with obelisk.gc_tuned():
+            pass
+        obelisk.compile_plan([{"_tool": "a"}])
+        assert not collector.may_freeze()
+        assert len(counted) == 2  # sticky: never counted again
     finally:
         gc.unfreeze()
