@@ -177,9 +177,10 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
         with _GC_LOCK:
             _GC_RUNS -= 1
             if _GC_RUNS == 0:
-                gc.set_threshold(*_GC_SAVED)
                 if _GC_FREEZES:
                     # What the runs made is kept, mostly (the results): it joins the oldest
                     # generation with what was frozen, instead of being walked by the young
-                    # collection the restored threshold would start at once.
+                    # collection the restored threshold would start at once (so before
+                    # restoring it: any allocation in between would start that collection).
                     promote()
+                gc.set_threshold(*_GC_SAVED)
