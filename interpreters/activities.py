@@ -142,11 +142,17 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation) -> Outcome:
             value, failed = await asyncio.to_thread(_in_thread, fn, arguments(invocation))
             if failed is not None:
                 return outcome_of_exception(failed)
+        if type(value) in _PLAIN:  # the common results need none of the checks below
+            return Returned(value)
         if inspect.isawaitable(value):
             value = await value
         return outcome_of_value(value)
     except OUTCOMES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
+
+
+#: Result types that are neither a Branch nor awaitable (exact types).
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 def _in_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:

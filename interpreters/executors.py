@@ -319,7 +319,10 @@ def async_executor(plan: CompiledPlan, registry: Registry,
 
     async def run(invocation: Invocation) -> Outcome:
         execution = choose_executor(plan, invocation, registry)
-        outcome = await execute_async(execution, invocation)
+        if type(execution) is RunActivity:  # the common case, without execute_async's match
+            outcome = await call_async(execution.function, invocation)
+        else:
+            outcome = await execute_async(execution, invocation)
         return outcome if steer is None else steer(invocation, outcome)
 
     return run
