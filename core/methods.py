@@ -228,9 +228,28 @@ def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str,
                 return PMap(size, buckets.set(  # type: ignore[call-arg]
                     index, [(k2, value) if k2 == key else (k2, v2) for k2, v2 in bucket]))
     if len(buckets) < 0.67 * size:
-        return container.set(key, value)
+        return _grown(buckets, size, key, value)
     return PMap(size + 1, buckets.set(  # type: ignore[call-arg]
         index, [(key, value), *bucket] if bucket else [(key, value)]))
+
+
+def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen]:
+    # The map with a new key when it must grow first, laid out as PMap's evolver lays it
+    # out (twice the buckets, the entries rehashed in bucket order, then the new key set
+    # first in its bucket), without the evolvers: the entries' tuples are reused.
+    count = 2 * len(buckets)
+    grown: list[Any] = [None] * count
+    for bucket in buckets:
+        if bucket:
+            for entry in bucket:
+                at = hash(entry[0]) % count
+                if grown[at]:
+                    grown[at].append(entry)
+                else:
+                    grown[at] = [entry]
+    at = hash(key) % count
+    grown[at] = [(key, value), *grown[at]] if grown[at] else [(key, value)]
+    return PMap(size + 1, pvector(grown))  # type: ignore[call-arg]
 
 
 def _check_fast_set() -> bool:
