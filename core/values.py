@@ -86,6 +86,34 @@ def _int_bound() -> int | None:
     return _INT_BOUND[1]
 
 
+def plainly_json(value: Any) -> bool:
+    """True for the commonest values :func:`freeze` accepts, told without freezing: a
+    ``None``, ``bool``, small ``int`` or ASCII ``str``, or a plain ``dict`` of ASCII keys
+    holding only those. False means "ask :func:`freeze`", not "not JSON"."""
+    kind = type(value)
+    if kind is dict:
+        if len(value) > 64:
+            return False
+        for key, child in value.items():
+            if type(key) is not str or not key.isascii() or not _plain_scalar(child):
+                return False
+        return True
+    return _plain_scalar(value)
+
+
+def _plain_scalar(value: Any) -> bool:
+    kind = type(value)
+    if kind is str:
+        return value.isascii()  # type: ignore[no-any-return]
+    if kind is int:
+        return -_SMALL < value < _SMALL  # type: ignore[no-any-return]
+    return kind is bool or value is None
+
+
+#: Integers this small print under any digit limit Python allows (640 digits at least).
+_SMALL = 10 ** 600
+
+
 def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
            members: dict[str, Frozen] | None = None) -> Frozen:
     """The frozen form of a JSON value; raises :class:`NotJSONError` for non-JSON.

@@ -279,3 +279,37 @@ def test_thaw_from_the_buckets_equals_thaw_through_items(plain: Any) -> None:
     assert strict(fast[0]) == strict(slow[0]) == strict(plain)
     assert json.dumps(fast[0]) == json.dumps(slow[0])  # keys in the same (sorted) order
     assert fast[1] == slow[1]
+
+
+ANY_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4)
+    | st.sampled_from([10 ** 700, -(10 ** 600), "\ud800", 1.5, float("nan")]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.one_of(st.text(max_size=3), st.integers(), st.none()), inner, max_size=5),
+    max_leaves=12)
+
+
+@settings(deadline=None, max_examples=300)
+@given(ANY_VALUE)
+def test_a_plainly_json_value_is_one_freeze_accepts(value: Any) -> None:
+    # The journal's shortcut before freezing a result to check it: it may say "ask
+    # freeze" of a JSON value, never "JSON" of one freeze refuses.
+    from obelisk.core.values import plainly_json
+
+    if plainly_json(value):
+        freeze(value)
+
+
+@pytest.mark.parametrize(("value", "plain"), [
+    ({"n": 1, "ok": True, "s": "text", "none": None}, True),
+    ("ascii", True), (7, True), (None, True), (False, True),
+    ({"n": 1.5}, False),  # floats: ask freeze (NaN and infinities are refused)
+    ({"s": "é"}, False), ({"é": 1}, False), ("\ud800", False),
+    ({1: "a"}, False),  # json.dumps would write the key as "1": freeze refuses it
+    ({"a": {"b": 1}}, False), ({"a": [1]}, False), (10 ** 700, False),
+    ({f"k{i}": i for i in range(65)}, False),
+])
+def test_plainly_json(value: Any, plain: bool) -> None:
+    from obelisk.core.values import plainly_json
+
+    assert plainly_json(value) is plain

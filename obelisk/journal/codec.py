@@ -15,7 +15,7 @@ from typing import Any
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import NotJSONError
-from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.core.values import MISSING, freeze, plainly_json, thaw
 from obelisk.interpreters.events import (
     Admitted,
     Cancelled,
@@ -87,6 +87,8 @@ def _not_json(outcome: Outcome, dropped: bool) -> Outcome:
         return outcome
     if dropped:
         return Returned(None) if isinstance(outcome, Returned) else Chose(outcome.path, None)
+    if plainly_json(outcome.value):  # most results: told without freezing them
+        return outcome
     try:
         freeze(outcome.value)
     except NotJSONError as exc:
