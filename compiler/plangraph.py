@@ -54,7 +54,7 @@ class Inputs:
         """Read the context's input messages once."""
         present = False
         schemas = []
-        for message in ctx.messages:
+        for message in ctx.described():  # the input messages among them
             if message.get("type") not in ("input", "data"):
                 continue
             if message.get("kind", message.get("type")) != "input":

@@ -20,7 +20,7 @@ from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
 from obelisk.core.errors import MessageError, NotJSONError, WriteError
 from obelisk.core.messages import Write, normalise
-from obelisk.core.methods import apply_write
+from obelisk.core.methods import apply_write, get_key
 from obelisk.core.paths import Path, get_in
 from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze, thaw
 
@@ -43,6 +43,17 @@ def _apply(view: View, write: Write, index: int) -> View:
         )
 
 
+def _describes(message: Any) -> bool:
+    # Whether a frozen message belongs in Context.described (a superset of what the
+    # compiler's readers of it keep: they apply their own rules to these).
+    if type(message) is not PMap:
+        return False
+    if get_key(message, "schema") is not MISSING:
+        return True
+    kind = get_key(message, "type")
+    return bool(kind == "input" or (kind == "data" and get_key(message, "kind") == "input"))
+
+
 class Context:
     """An immutable, persistent sequence of messages, oldest first.
 
@@ -55,7 +66,7 @@ class Context:
 
     __slots__ = (
         "_messages", "_globals", "_instance_writes", "_carried",
-        "_memo", "_instances", "_instance_ids", "_kinds",
+        "_memo", "_instances", "_instance_ids", "_kinds", "_described",
     )
 
     _messages: PVector[Any]
@@ -68,6 +79,8 @@ class Context:
     _instances: PVector[str]
     _instance_ids: PSet[str]
     _kinds: PVector[str]
+    # The positions of the messages that can describe data (see :meth:`described`).
+    _described: PVector[int]
 
     def __init__(self) -> None:
         self._messages = pvector()
@@ -78,6 +91,7 @@ class Context:
         self._instances = pvector()
         self._instance_ids = pset()
         self._kinds = pvector()
+        self._described = pvector()
 
     # -- building -------------------------------------------------------------------
 
@@ -105,6 +119,8 @@ class Context:
         index = len(self._messages)
         new = self._copy()
         new._messages = self._messages.append(frozen_message)
+        if _describes(frozen_message):
+            new._described = self._described.append(index)
         if write is not None:
             new._record(self, write, index)
         return new
@@ -137,6 +153,7 @@ class Context:
         new._instances = self._instances
         new._instance_ids = self._instance_ids
         new._kinds = self._kinds
+        new._described = self._described
         return new
 
     def _record(self, old: Context, write: Write, index: int, applied: View | None = None) -> None:
@@ -223,8 +240,10 @@ class Context:
         if after[1] is not None and view[1] is None:
             return self, after[1]
         new = self._copy()
-        new._messages = self._messages.append(
-            message if isinstance(message, PMap) else freeze(message))
+        frozen_message = message if isinstance(message, PMap) else freeze(message)
+        new._messages = self._messages.append(frozen_message)
+        if _describes(frozen_message):
+            new._described = self._described.append(index)
         new._record(self, write, index, after)
         return new, None
 
@@ -249,6 +268,14 @@ class Context:
     def kinds(self) -> tuple[str, ...]:
         """Every data kind written by the messages, in order of first appearance."""
         return tuple(self._kinds)
+
+    def described(self) -> Iterator[Any]:
+        """The messages that can describe data, oldest first: every one with a ``schema``
+        field, and every input message (``type`` input, or data of kind input). What the
+        compiler reads of a context; kept as the context grows, so that reading it does
+        not walk a long history."""
+        messages = self._messages
+        return (messages[index] for index in self._described)
 
     @property
     def messages(self) -> PVector[Any]:

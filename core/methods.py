@@ -202,6 +202,11 @@ class _FAST_SET:  # noqa: N801 - a flag, named as the one in core/messages.py
     on = False
 
 
+def get_key(container: PMap[str, Any], key: str) -> Any:
+    """``container.get(key, MISSING)``, from PMap's buckets when that is checked safe."""
+    return _get(container, key) if _FAST_SET.on else container.get(key, MISSING)
+
+
 def _get(container: PMap[str, Frozen], key: str) -> Frozen | Missing:
     # container.get(key, MISSING), from the buckets.
     buckets: Any = container._buckets

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import pathlib
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyrsistent import PMap, PVector
 
+import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core.context import Context
 from obelisk.core.errors import MessageError, WriteError
+from obelisk.core.messages import normalise
 from obelisk.core.resolve import fold_value
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.kit.strategies import data_messages
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = json.loads((ROOT / "examples/context.json").read_text(encoding="utf-8"))
@@ -385,3 +391,65 @@ def test_a_malformed_message_is_refused_with_its_index(message: Any, pointer: st
         base.append(message)
     assert again.value.index == 2
     assert len(base) == 2  # unchanged
+
+
+# -- the messages that can describe data ---------------------------------------------------
+
+DESCRIBING = st.sampled_from([
+    {"type": "input", "input": {"a": 1}},
+    {"type": "input", "input": {"a": 1}, "schema": {"type": "object"}},
+    {"type": "data", "kind": "input", "data": {"a": 1}},
+    {"type": "data", "data": {"a": 1}, "schema": {"type": "object"}},
+    {"type": "state", "state": {"a": 1}, "schema": {"properties": {"a": {}}}},
+    {"type": "data", "kind": "state", "data": {"a": 1}, "_outputPath": "†state.a",
+     "schema": {"type": "object"}},
+    {"type": "text", "text": "hi", "schema": "not an object"},
+    {"type": "text", "text": "hi"},
+    {"type": "data", "data": {"a": 1}},
+])
+
+
+def _describes_plainly(message: Any) -> bool:
+    # The rule of Context.described, spelled out on plain JSON.
+    return "schema" in message or message.get("type") == "input" or (
+        message.get("type") == "data" and message.get("kind") == "input")
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.one_of(DESCRIBING, data_messages()), max_size=12))
+def test_described_is_the_messages_that_can_describe_data(messages: list[Any]) -> None:
+    # Kept as the context grows: built message by message, or through the engine's
+    # append_write, it is always the filter over every message, in order.
+    context = Context.of(messages)
+    expected = [m for m in context.to_json() if _describes_plainly(m)]
+    assert [thaw(m) for m in context.described()] == expected
+    engine = Context()
+    for message in messages:
+        frozen = freeze(message)
+        write = normalise(frozen)
+        engine = engine.append_checked(message)[0] if write is None else (
+            engine.append_write(frozen, write)[0])
+    assert [thaw(m) for m in engine.described()] == [
+        m for m in engine.to_json() if _describes_plainly(m)]
+
+
+def test_the_compiler_reads_a_long_context_through_described() -> None:
+    # What the checks read of a context (its schemas, its input messages) is the same
+    # as a walk over every message would find.
+    from obelisk.compiler.checks.fields import _context_schemas
+    from obelisk.compiler.plan import compile_plan
+    from obelisk.compiler.plangraph import Inputs
+
+    history = [{"type": "data", "kind": "state", "data": {f"s{i % 7}": i}} for i in range(500)]
+    history[10:10] = [{"type": "input", "input": {"q": 1}, "schema": {
+        "type": "object", "properties": {"q": {}}}}]
+    history[300:300] = [{"type": "state", "state": {"a": 1}, "schema": {
+        "type": "object", "properties": {"a": {}}}}]
+    context = Context.of(history)
+    assert len(list(context.described())) == 2
+    inputs = Inputs.of(context)
+    assert inputs.present and len(inputs.schemas) == 1
+    graph = SimpleNamespace(context=context)  # all _context_schemas reads of a graph
+    assert [kind for _, kind, _, _ in _context_schemas(graph)] == ["input", "state"]  # type: ignore[arg-type]
+    plan = compile_plan([{"_tool": "t", "x": "†state.a", "q": "†input.q"}], context=context)
+    assert plan.ok

@@ -93,7 +93,7 @@ def _context_schemas(graph: PlanGraph) -> list[tuple[str | None, str, Any, str]]
     # (instance, kind, schema, source) of every data message that declares a schema for
     # its kind (a message written to a path describes that path only: left out).
     found = []
-    for message in graph.context.messages:
+    for message in graph.context.described():  # those with a schema among them
         schema = message.get("schema")
         if message.get("type") not in ("data", "input", "state") or "_outputPath" in message \
                 or not isinstance(schema, PMap):
