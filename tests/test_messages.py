@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core.errors import MessageError, ObeliskError
 from obelisk.core.messages import Write, normalise
 from obelisk.core.methods import Method
