@@ -206,7 +206,8 @@ async def _stop_tasks(run: _Run) -> None:
 
 
 async def _one(run: _Run, invocation: Invocation) -> None:
-    """Run one invocation as a task and report its outcome on the run's queue."""
+    """Run one invocation as a task, report its outcome in ``run.finished`` and wake the
+    loop if it waits."""
     outcome = await _outcome(run, invocation)
     run.finished.append((invocation.node, outcome))
     waiter = run.waiter

@@ -132,10 +132,11 @@ def gc_tuned(calls: int = 0) -> Iterator[None]:
     it are frozen out of collection (``gc.freeze``) and the first generation's threshold
     is raised to 50,000, or to 50 allocations per call of a run of ``calls`` calls when
     that is more; the previous thresholds come back, and the frozen objects are released,
-    when the last concurrent run ends. Set ``TUNE_GC = False`` to opt out. Then what the
-    runs made joins the oldest generation too, without a young collection walking it (that
-    walk cost a 100-call run about 0.3 ms, after its last call); reference cycles among it
-    are freed by the next full collection, like those frozen before the run. A program
+    when the last concurrent run ends. Set ``TUNE_GC = False`` to opt out. When the last
+    run ends, what the runs made joins the oldest generation too, without a young
+    collection walking it (that walk cost a 100-call run about 0.3 ms, after its last
+    call); reference cycles among it are freed by the next full collection, like those
+    frozen before the run. A program
     that froze objects itself (``gc.freeze()``) keeps them frozen: then the runs freeze
     nothing, since unfreezing would release the program's objects too.
 
