@@ -20,7 +20,7 @@ from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
 from obelisk.core.errors import MessageError, NotJSONError, WriteError
 from obelisk.core.messages import Write, normalise
-from obelisk.core.methods import apply_write, get_key
+from obelisk.core.methods import Method, OpenMap, apply_write, fast_sets, get_key, set_in_open
 from obelisk.core.paths import Path, get_in
 from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze, thaw
 
@@ -52,6 +52,11 @@ def _describes(message: Any) -> bool:
         return True
     kind = get_key(message, "type")
     return bool(kind == "input" or (kind == "data" and get_key(message, "kind") == "input"))
+
+
+def _output_describes(write: Write) -> bool:
+    # _describes of the output message made for ``write``: data with no schema field.
+    return write.kind == "input"
 
 
 class Context:
@@ -223,7 +228,8 @@ class Context:
             return self._appended(frozen_message, None), None
         return self.append_write(frozen_message, write)
 
-    def append_write(self, message: Any, write: Write) -> tuple[Context, WriteError | None]:
+    def append_write(self, message: Any, write: Write, *,
+                     output: bool = False) -> tuple[Context, WriteError | None]:
         """:meth:`append_checked` for a message whose write is already known.
 
         The engine appends every output this way, so a context it builds never holds a
@@ -231,8 +237,10 @@ class Context:
 
         ``write`` must be exactly what :func:`normalise` makes of ``message`` (the engine
         builds both from one call's output, so re-reading the message would only parse its
-        ``_outputPath`` again). Returns the new context and None, or this context and the
-        :class:`WriteError` the write would cause.
+        ``_outputPath`` again). ``output``: ``message`` is the output message
+        :func:`obelisk.core.messages.output_message` made for ``write`` (its fields are
+        then known without reading them). Returns the new context and None, or this
+        context and the :class:`WriteError` the write would cause.
         """
         index = len(self._messages)
         view = self.view(write.kind, write.instance)
@@ -242,7 +250,7 @@ class Context:
         new = self._copy()
         frozen_message = message if isinstance(message, PMap) else freeze(message)
         new._messages = self._messages.append(frozen_message)
-        if _describes(frozen_message):
+        if _output_describes(write) if output else _describes(frozen_message):
             new._described = self._described.append(index)
         new._record(self, write, index, after)
         return new, None
@@ -300,3 +308,89 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(<{len(self._messages)} messages>)"
+
+
+class Appender:
+    """Many writes of the engine appended to a context, made into one new context at the end.
+
+    :meth:`context` gives the context that appending each message in turn with
+    :meth:`Context.append_write` would have made: the same messages, views (equal, and
+    laid out alike), versions and errors. Only the contexts in between are never built:
+    a ``set`` through objects of a global view goes into an :class:`OpenMap` of that
+    view, so settling many calls at once folds each of their writes into a few open maps
+    instead of making a new map at every level for every write. Any other write (another
+    method, an instance, a path through an array or a missing object, a broken view)
+    first makes the context so far, then takes :meth:`Context.append_write`'s route.
+
+    Mutable, and meant to be: one transition of the run's state machine owns it and
+    drops it when it makes the new state. The contexts it returns are ordinary contexts.
+    """
+
+    __slots__ = ("_base", "_messages", "_described", "_open", "_counts", "_fast")
+
+    def __init__(self, context: Context) -> None:
+        self._base = context
+        self._fast = fast_sets()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._messages: list[Any] = []  # appended after the base's, in order
+        self._described: list[int] = []  # their positions in the context, when they describe
+        self._open: dict[str, OpenMap] = {}  # the global views opened, by kind
+        self._counts: dict[str, int] = {}  # the writes each has taken
+
+    def append_write(self, message: Any, write: Write, *,
+                     output: bool = False) -> WriteError | None:
+        """:meth:`Context.append_write` on the context so far: None, or the
+        :class:`WriteError` the write would cause (and nothing is appended)."""
+        if self._fast and write.instance is None and write.method is Method.SET:
+            kind = write.kind
+            root = self._open.get(kind)
+            if root is None:
+                value, error = self._base._globals.get(kind, _NONE)[0]
+                if error is None and type(value) is PMap:
+                    root = self._open[kind] = OpenMap(value)
+            if root is not None and set_in_open(root, write.path, write.value):
+                frozen_message = message if isinstance(message, PMap) else freeze(message)
+                if _output_describes(write) if output else _describes(frozen_message):
+                    self._described.append(len(self._base._messages) + len(self._messages))
+                self._messages.append(frozen_message)
+                self._counts[kind] = self._counts.get(kind, 0) + 1
+                return None
+        context, error = self.context().append_write(message, write, output=output)
+        self._base = context
+        return error
+
+    def append_writes(self, pairs: list[tuple[Any, Write]], *,
+                      output: bool = False) -> WriteError | None:
+        """Every ``(message, write)`` of ``pairs`` appended in order, or none of them: the
+        first :class:`WriteError` is returned and the context so far is left as it was."""
+        if len(pairs) == 1:
+            return self.append_write(*pairs[0], output=output)
+        context = self.context()
+        for message, write in pairs:
+            context, error = context.append_write(message, write, output=output)
+            if error is not None:
+                return error
+        self._base = context
+        return None
+
+    def context(self) -> Context:
+        """The context with every write so far (appending may go on after)."""
+        base = self._base
+        if not self._messages:
+            self._open.clear()  # a view opened for a write that took the general route
+            return base
+        new = base._copy()
+        new._messages = base._messages.extend(self._messages)
+        if self._described:
+            new._described = base._described.extend(self._described)
+        views = dict(base._globals)
+        for kind, root in self._open.items():
+            count = self._counts.get(kind, 0)
+            if count:  # opened, then left to the general route: unchanged
+                views[kind] = ((root.close(), None), views[kind][1] + count)
+        new._globals = views
+        self._base = new
+        self._reset()
+        return new

@@ -9,7 +9,7 @@ creating an array element through a MISSING container, raises :class:`WriteError
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyrsistent import PMap, PVector, pmap, pvector
@@ -238,11 +238,9 @@ def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str,
         index, [(key, value), *bucket] if bucket else [(key, value)]))
 
 
-def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen]:
-    # The map with a new key when it must grow first, laid out as PMap's evolver lays it
-    # out (twice the buckets, the entries rehashed in bucket order, then the new key set
-    # first in its bucket), without the evolvers: the entries' tuples are reused.
-    count = 2 * len(buckets)
+def _rehashed(buckets: Iterable[Any], count: int) -> list[Any]:
+    # The entries of ``buckets`` filed in ``count`` new buckets, in bucket order (as
+    # PMap's evolver grows a map); the entries' tuples are reused.
     grown: list[Any] = [None] * count
     for bucket in buckets:
         if bucket:
@@ -252,9 +250,131 @@ def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen
                     grown[at].append(entry)
                 else:
                     grown[at] = [entry]
-    at = hash(key) % count
+    return grown
+
+
+def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen]:
+    # The map with a new key when it must grow first, laid out as PMap's evolver lays it
+    # out (twice the buckets, the entries rehashed in bucket order, then the new key set
+    # first in its bucket), without the evolvers: the entries' tuples are reused.
+    grown = _rehashed(buckets, 2 * len(buckets))
+    at = hash(key) % len(grown)
     grown[at] = [(key, value), *grown[at]] if grown[at] else [(key, value)]
     return PMap(size + 1, pvector(grown))  # type: ignore[call-arg]
+
+
+class OpenMap:
+    """A PMap opened for many key sets, closed into one map at the end.
+
+    :func:`set_in_open` writes into it as :func:`apply_write` would write ``set`` into
+    the map, level by level (opening each object on the way once); :meth:`close` makes
+    the map that those writes one by one would have made: the same items in the same
+    buckets in the same order (the layout ``_set_key`` keeps), so equal, hashing and
+    iterating the same. The bucket vector is copied on write (an evolver), so opening
+    a large map for one set costs what that set costs. Used only while ``_FAST_SET.on``
+    (it reads PMap's buckets), by the context's :class:`~obelisk.core.context.Appender`.
+    """
+
+    __slots__ = ("_buckets", "_width", "_size", "_children")
+
+    def __init__(self, container: PMap[str, Frozen]) -> None:
+        buckets: Any = container._buckets
+        self._buckets: Any = buckets.evolver()  # a list once the map has grown
+        self._width: int = len(buckets)
+        size: Any = container._size  # a slot of PMap
+        self._size: int = size
+        #: The objects opened below this one, by key; their writes reach this map's own
+        #: buckets only when it closes.
+        self._children: dict[str, OpenMap] = {}
+
+    def _lookup(self, key: str) -> Frozen | Missing:
+        bucket = self._buckets[hash(key) % self._width]
+        if bucket:
+            for k, v in bucket:
+                if k == key:
+                    return v  # type: ignore[no-any-return]
+        return MISSING
+
+    def set(self, key: str, value: Frozen) -> None:
+        """``set`` of ``value`` at ``key``: what an opened object there held is dropped."""
+        if self._children:
+            self._children.pop(key, None)
+        self._put(key, value)
+
+    def _put(self, key: str, value: Frozen) -> None:
+        # _set_key's rules on the open buckets: a key already there keeps its place, a
+        # new one goes first in its bucket, after the buckets double when the map is full.
+        buckets = self._buckets
+        index = hash(key) % self._width
+        bucket = buckets[index]
+        if bucket:
+            for k, v in bucket:
+                if k == key:
+                    if v is not value:
+                        buckets[index] = [(k2, value) if k2 == key else (k2, v2)
+                                          for k2, v2 in bucket]
+                    return
+        if self._width < 0.67 * self._size:
+            self._grow()
+            buckets = self._buckets
+            index = hash(key) % self._width
+            bucket = buckets[index]
+        buckets[index] = [(key, value), *bucket] if bucket else [(key, value)]
+        self._size += 1
+
+    def _grow(self) -> None:
+        # Twice the buckets, the entries rehashed in bucket order (as _grown does).
+        old = self._buckets
+        self._width *= 2
+        self._buckets = _rehashed(old if type(old) is list else old.persistent(), self._width)
+
+    def close(self) -> PMap[str, Frozen]:
+        """The map with every write made (the object stays usable, and empty of children)."""
+        for key, child in self._children.items():
+            self._put(key, child.close())  # the key is there: it keeps its place
+        self._children = {}
+        buckets = self._buckets
+        vector = pvector(buckets) if type(buckets) is list else buckets.persistent()
+        return PMap(self._size, vector)  # type: ignore[call-arg]
+
+
+def set_in_open(root: OpenMap, path: Path, value: Frozen) -> bool:
+    """``set`` of ``value`` at ``path`` into an opened object, as :func:`apply_write` makes
+    it when every segment is a key and every container on the way is an object, except
+    that the last one may be missing (it is created). False, with nothing written, when
+    the path leaves that shape: the caller then takes the general route."""
+    last = len(path) - 1
+    if last < 0:
+        return False
+    node = root
+    for depth in range(last):
+        key = path[depth]
+        if type(key) is not str:
+            return False
+        child = node._children.get(key)
+        if child is None:
+            current = node._lookup(key)
+            if type(current) is PMap:
+                child = node._children[key] = OpenMap(current)
+            elif current is MISSING and depth == last - 1:
+                name = path[last]
+                if type(name) is not str:
+                    return False
+                node.set(key, pmap({name: value}))
+                return True
+            else:
+                return False
+        node = child
+    key = path[last]
+    if type(key) is not str:
+        return False
+    node.set(key, value)
+    return True
+
+
+def fast_sets() -> bool:
+    """Whether :class:`OpenMap` may be used (PMap's buckets are laid out as checked)."""
+    return _FAST_SET.on
 
 
 def _check_fast_set() -> bool:
@@ -272,7 +392,18 @@ def _check_fast_set() -> bool:
                     or hash(ours) != hash(theirs) or _get(ours, key) != number
                     or _get(ours, "absent") is not MISSING):
                 return False
-        return _set_key(ours, "k3", ours["k3"]) is ours
+        if _set_key(ours, "k3", ours["k3"]) is not ours:
+            return False
+        # The same sets through an opened map, closed at every step and at the end.
+        opened = OpenMap(pmap())
+        theirs = pmap()
+        for number, key in enumerate(keys):
+            opened.set(key, number)
+            theirs = theirs.set(key, number)
+            if number % 7 == 0 and list(opened.close().items()) != list(theirs.items()):
+                return False
+        closed = opened.close()
+        return list(closed.items()) == list(theirs.items()) and hash(closed) == hash(theirs)
     except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
         return False
 

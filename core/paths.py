@@ -104,7 +104,7 @@ def _render_key(segment: str) -> str:
 #: Keys as references write them, by key: the engine renders a target's text for every
 #: message it writes, and keys repeat across a plan's paths. Emptied when full.
 _RENDERED: dict[str, str] = {}
-_RENDERED_MAX = 4_096
+_RENDERED_MAX = 16_384
 
 
 _KEYWORDS = frozenset({"true", "false", "null"})

@@ -279,6 +279,10 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
     """:func:`thaw`, and how many JSON values the plain form holds."""
+    if type(value) in _SCALARS:  # the common case, without an ABC's isinstance
+        if max_nodes < 1:
+            raise ValueTooLarge(max_nodes)
+        return value, 1  # type: ignore[return-value]  # a scalar is its own plain form
     if isinstance(value, PMap):
         out: Any = {}
     elif isinstance(value, PVector):

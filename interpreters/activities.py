@@ -128,15 +128,17 @@ def call_sync(fn: Callable[..., Any], invocation: Invocation,
         return outcome_of_exception(exc)
 
 
-async def call_async(fn: Callable[..., Any], invocation: Invocation) -> Outcome:
+async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
+                     asynchronous: bool | None = None) -> Outcome:
     """Call an activity (or a function mock) for the asyncio loop: ``async`` ones on the
-    loop, plain ones in a worker thread so they cannot block it.
+    loop, plain ones in a worker thread so they cannot block it (``asynchronous``:
+    :func:`is_async` of ``fn``, when the caller knows it).
 
     A ``CancelledError`` is not caught here: the loop tells a cancelled run from an
     activity that raised it itself.
     """
     try:
-        if is_async(fn):
+        if is_async(fn) if asynchronous is None else asynchronous:
             value = await fn(*arguments(invocation))
         else:
             value, failed = await asyncio.to_thread(_in_thread, fn, arguments(invocation))

@@ -1,9 +1,11 @@
 """The asyncio interpreter: every ready call starts at once (up to ``max_concurrency``).
 
 Finished calls report through a deque the loop drains in batches, so each completion
-costs O(1) however many calls run. A call that is the only one that can run (a chain's)
-is awaited by the loop itself, in a copy of the context as a task would run it
-(``_Isolated``): no task and no hand-off.
+costs O(1) however many calls run. Every call's first step runs as it starts, in a copy
+of the context as a task would run it (``_begin``): a call that finishes there needs no
+task at all, and one that waits goes on in a task of its own (``_Resumed``), or, when it
+is the only call that can run (a chain's), is awaited by the loop itself: no task and no
+hand-off.
 
 Cancelling the run cancels the running activities, waits for them, keeps every finished
 result and returns a result whose status is ``cancelled``: no task is left running or
@@ -21,10 +23,11 @@ re-raises it. So does an exception raised by the approval hook.
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import contextvars
 import inspect
 from collections import deque
-from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -157,13 +160,14 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 # chain then costs no task and no queue hand-off per call), in a copy of
                 # the context as a task would be.
                 invocation = run.queued.popleft()
-                outcome = await _Isolated(_outcome(run, invocation))
-                settled = _settle(run, [(invocation.node, outcome)])
+                begun = _begin(run, invocation)
+                if type(begun) is _Resumed:
+                    begun = await begun
+                settled = _settle(run, [(invocation.node, begun)])  # type: ignore[list-item]
                 continue
             while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
-                invocation = run.queued.popleft()
-                run.tasks[invocation.node] = asyncio.create_task(_one(run, invocation))
-            if not run.tasks:
+                _start(run, run.queued.popleft())
+            if not run.tasks and not run.finished:
                 if run.state.done:
                     break
                 continue  # a denial may have released other calls
@@ -205,11 +209,45 @@ async def _stop_tasks(run: _Run) -> None:
             continue  # the gather was cancelled; the tasks were told already, wait again
 
 
+def _start(run: _Run, invocation: Invocation) -> None:
+    """Start one invocation, as a task would: its first step runs now (:func:`_begin`,
+    as ``asyncio.eager_task_factory`` starts tasks in Python 3.12). A call that finishes
+    in that step reports its outcome at once and needs no task; one that waits goes on
+    in a task of its own. With ``timeout`` every call gets a task (``asyncio.wait_for``
+    makes its own)."""
+    node = invocation.node
+    if run.timeout is not None:
+        run.tasks[node] = asyncio.create_task(_one(run, invocation))
+        return
+    begun = _begin(run, invocation)
+    if type(begun) is _Resumed:
+        begun.reports = True
+        run.tasks[node] = asyncio.create_task(begun)
+    else:
+        run.finished.append((node, begun))  # type: ignore[arg-type]
+
+
+def _begin(run: _Run, invocation: Invocation) -> Outcome | Abort | _Resumed:
+    """The first step of a call, run in a copy of the ``contextvars`` context (as a task
+    of its own would run it): its outcome when it finished there, else the rest of it."""
+    coro = _outcome(run, invocation)
+    context = contextvars.copy_context()
+    try:
+        waited = context.run(coro.send, None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    return _Resumed(run, invocation.node, coro, context, waited)
+
+
 async def _one(run: _Run, invocation: Invocation) -> None:
     """Run one invocation as a task, report its outcome in ``run.finished`` and wake the
     loop if it waits."""
-    outcome = await _outcome(run, invocation)
-    run.finished.append((invocation.node, outcome))
+    _report(run, invocation.node, await _outcome(run, invocation))
+
+
+def _report(run: _Run, node: int, outcome: Outcome | Abort) -> None:
+    """A call's outcome in ``run.finished``, and the loop woken if it waits."""
+    run.finished.append((node, outcome))
     waiter = run.waiter
     if waiter is not None and not waiter.done():  # the loop waits: wake it
         waiter.set_result(None)
@@ -240,7 +278,8 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
             advancing: bool = True) -> tuple[Invocation, ...]:
     """Complete a batch of finished tasks in node order (an Abort is re-raised first),
     and advance in the same transition unless told not to: the calls made ready."""
-    batch.sort(key=lambda item: item[0])
+    if len(batch) > 1:
+        batch.sort(key=_node_of)
     for _, item in batch:
         if isinstance(item, Abort):
             raise item.exception
@@ -263,34 +302,68 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
     return ready
 
 
-class _Isolated:
-    """Await a coroutine in a copy of the current ``contextvars`` context, as a task of its
-    own would run it: each of its steps runs inside the copy, so the context variables it
-    sets are not seen by the awaiting coroutine or by later calls. Futures it waits on,
-    cancellation and exceptions pass through unchanged (as with ``await``)."""
+def _node_of(item: tuple[int, Any]) -> int:
+    return item[0]
 
-    __slots__ = ("coro", "context")
 
-    def __init__(self, coro: Coroutine[Any, Any, Outcome | Abort]) -> None:
+class _Resumed(collections.abc.Coroutine):  # type: ignore[type-arg]
+    """The rest of a call whose first step :func:`_begin` ran: awaited by the loop itself
+    (a call that runs alone), or the coroutine of its own task (``reports``: its outcome
+    then goes to ``run.finished``).
+
+    Its first step yields what the call's first step yielded (the future the activity
+    waits on, so whoever awaits it waits on that future and a cancel reaches it); each
+    later step runs the call's coroutine in its copy of the context, so the context
+    variables it sets are not seen by the loop or by other calls. Futures, cancellation
+    and exceptions pass through unchanged, as with ``await``; a cancel that comes before
+    the first step is thrown into the call where it waits.
+    """
+
+    __slots__ = ("run", "node", "coro", "context", "pending", "reports")
+
+    def __init__(self, run: _Run, node: int, coro: Coroutine[Any, Any, Outcome | Abort],
+                 context: contextvars.Context, waited: Any) -> None:
+        self.run = run
+        self.node = node
         self.coro = coro
-        self.context = contextvars.copy_context()
+        self.context = context
+        self.pending: tuple[Any] | None = (waited,)  # the first step's yield, not yet given
+        self.reports = False
 
-    def __await__(self) -> Generator[Any, Any, Outcome | Abort]:
-        coro, run = self.coro, self.context.run
-        send: Any = None
-        thrown: BaseException | None = None
-        while True:
-            try:
-                waited = run(coro.send, send) if thrown is None else run(coro.throw, thrown)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            try:
-                send, thrown = (yield waited), None
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # noqa: BLE001 - every exception goes into coro
-                send, thrown = None, exc
+    def send(self, value: Any) -> Any:
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            return pending[0]
+        return self._step(self.coro.send, value)
+
+    def __next__(self) -> Any:  # a task sends None as next()
+        return self.send(None)
+
+    def throw(self, typ: Any, value: Any = None, traceback: Any = None) -> Any:
+        self.pending = None
+        exc = typ if isinstance(typ, BaseException) else (
+            typ(value) if value is None or not isinstance(value, BaseException) else value)
+        return self._step(self.coro.throw, exc)
+
+    def close(self) -> None:
+        self.pending = None
+        self.coro.close()
+
+    def __await__(self) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return self
+
+    def _step(self, step: Callable[[Any], Any], value: Any) -> Any:
+        try:
+            return self.context.run(step, value)
+        except StopIteration as stop:
+            if not self.reports:
+                raise StopIteration(stop.value) from None  # the value of ``await``
+            _report(self.run, self.node, stop.value)
+            raise StopIteration from None
 
 
 @frozen

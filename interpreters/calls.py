@@ -63,12 +63,32 @@ class CallCache:
     a result (two threads filling one key store equal values); only this module touches it.
     """
 
-    __slots__ = ("templates", "plan")
+    __slots__ = ("templates", "plan", "sole")
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, dict[str, Any]] = {}
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
+        #: By node id, a byte: 1 when the node writes one target, whose text is the
+        #: node's ``_outputPath`` as written; 2 when not; 0 (or past the end) not known.
+        self.sole = bytearray()
+
+    def target_text(self, node: Node, target: Reference) -> str:
+        """:func:`target_text`, remembered for a node that writes a single target (the
+        text then need not be rendered again: one byte per node is kept)."""
+        flags = self.sole
+        at = node.id
+        if at < len(flags) and flags[at] == 1:
+            return node.output_text  # type: ignore[return-value]
+        text = str(target)
+        same = text == node.output_text
+        output = node.output
+        if output is not None and len(output.alternatives) == 1 \
+                and len(output.alternatives[0].targets) == 1:
+            if at >= len(flags):  # grown geometrically: node ids come in order
+                flags.extend(bytes(max(at + 1, 2 * len(flags), 64) - len(flags)))
+            flags[at] = 1 if same else 2
+        return node.output_text if same else text  # type: ignore[return-value]
 
     def template(self, node: Node) -> dict[str, Any]:
         """The node's call as plain JSON, never handed out: only copies of it (see
@@ -204,8 +224,9 @@ def _call_template(node: Node) -> dict[str, Any]:
     call: Any = thaw(node.call)
     if node.instance is not None:
         call["_instance"] = node.instance
-    for key in [k for k in call if not k.startswith("_")]:
-        call[key] = _unescape(call[key])
+    for key, value in call.items():
+        if key[:1] != "_":
+            call[key] = unescape_literal(value) if type(value) is str else _unescape(value)
     return call  # type: ignore[no-any-return]
 
 
@@ -241,12 +262,14 @@ def message_base(node: Node, target: Reference) -> PMap[str, Any]:
     return _message_base(target.kind, str(target), node.method, node.call, node.instance)
 
 
-def target_text(node: Node, target: Reference) -> str:
+def target_text(node: Node, target: Reference, cache: CallCache | None = None) -> str:
     """The ``_outputPath`` of the messages writing ``target``: the target as a reference.
 
     When the node's ``_outputPath`` is that very text (one target, written canonically),
     the plan's own string is returned, so the messages share it instead of each holding
-    a copy."""
+    a copy. ``cache``: the run's, which remembers that for nodes with a single target."""
+    if cache is not None:
+        return cache.target_text(node, target)
     text = str(target)
     return node.output_text if text == node.output_text else text
 

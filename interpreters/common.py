@@ -57,21 +57,25 @@ def utc_now() -> str:
     """The default clock: the current UTC time, ISO 8601 with milliseconds."""
     # The text is made once per millisecond (reading the clock costs a twentieth of
     # formatting it), and a millisecond's calls share one string: each message keeps it.
+    # The date and time to the second are formatted once a second.
     millis = time.time_ns() // 1_000_000
     last = _LAST_DATE[0]  # read once: another thread may replace it meanwhile
     if millis == last[0]:
         return last[1]
     seconds, rest = divmod(millis, 1000)
-    import datetime  # here, as in clock_of: the commands that run nothing never need it
+    second = _LAST_SECOND[0]
+    if seconds != second[0]:
+        import datetime  # here, as in clock_of: the commands that run nothing never need it
 
-    now = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
-    text = now.replace(microsecond=rest * 1000).isoformat(timespec="milliseconds")
-    text = text.replace("+00:00", "Z")
+        now = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+        second = _LAST_SECOND[0] = (seconds, now.strftime("%Y-%m-%dT%H:%M:%S."))
+    text = f"{second[1]}{rest:03d}Z"
     _LAST_DATE[0] = (millis, text)
     return text
 
 
 _LAST_DATE: list[tuple[int, str]] = [(-1, "")]  # the millisecond last formatted, its text
+_LAST_SECOND: list[tuple[int, str]] = [(-1, "")]  # the second last formatted, up to its "."
 
 
 def clock_of(clock: Callable[[], Any] | None, default: Callable[[], str] = utc_now) -> Callable[[], str]:

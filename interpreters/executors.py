@@ -36,6 +36,7 @@ from obelisk.interpreters.activities import (
     Activity,
     call_async,
     call_sync,
+    is_async,
     latent_outcome,
     outcome_of_exception,
 )
@@ -315,14 +316,32 @@ def sync_executor(plan: CompiledPlan, registry: Registry,
 
 def async_executor(plan: CompiledPlan, registry: Registry,
                    steer: Steer | None = None) -> AsyncExecutor:
-    """The asyncio loop's executor: choose, then invoke (then ``steer``, when given)."""
+    """The asyncio loop's executor: choose, then invoke (then ``steer``, when given).
 
-    async def run(invocation: Invocation) -> Outcome:
-        execution = choose_executor(plan, invocation, registry)
-        if type(execution) is RunActivity:  # the common case, without execute_async's match
-            outcome = await call_async(execution.function, invocation)
-        else:
-            outcome = await execute_async(execution, invocation)
-        return outcome if steer is None else steer(invocation, outcome)
+    Outside a dry run, what runs a call depends on its node alone (its tool, its
+    ``_delegate`` and ``_output``, which are never resolved, and the registry), so the
+    activity chosen for a node is remembered for the executor's run, with whether it is
+    ``async``. The executor returns the activity's own coroutine, not one wrapping it.
+    """
+    chosen: dict[int, tuple[Callable[..., Any], bool]] = {}
+    remember = registry.mocks is None  # a dry run's mocks count their turns
+
+    def run(invocation: Invocation) -> Awaitable[Outcome]:
+        known = chosen.get(invocation.node)
+        if known is None:
+            execution = choose_executor(plan, invocation, registry)
+            if type(execution) is not RunActivity:
+                awaitable = execute_async(execution, invocation)
+                return awaitable if steer is None else _steered(awaitable, invocation, steer)
+            known = (execution.function, is_async(execution.function))
+            if remember:
+                chosen[invocation.node] = known
+        awaitable = call_async(known[0], invocation, asynchronous=known[1])
+        return awaitable if steer is None else _steered(awaitable, invocation, steer)
 
     return run
+
+
+async def _steered(awaitable: Awaitable[Outcome], invocation: Invocation,
+                   steer: Steer) -> Outcome:
+    return steer(invocation, await awaitable)

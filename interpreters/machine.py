@@ -50,7 +50,7 @@ from obelisk.compiler.nodes import Node, Param
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output
 from obelisk.core.ast import Reference
-from obelisk.core.context import Context
+from obelisk.core.context import Appender, Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
 from obelisk.core.paths import Path
@@ -157,6 +157,18 @@ class Took(Mapping[int, int]):
             count += 1
         return Took(alts.set(node, alt), count)
 
+    def set_all(self, pairs: Iterable[tuple[int, int]]) -> Took:
+        """:meth:`set` of each ``(node, alt)`` in turn, made in one go."""
+        alts = self._alts.evolver()
+        count = self._count
+        for node, alt in pairs:
+            if node >= len(alts):
+                alts.extend([-1] * (node - len(alts) + 1))
+            if alts[node] < 0:
+                count += 1
+            alts[node] = alt
+        return Took(alts.persistent(), count)
+
 
 class _Step:
     """One transition under way: the fields of the state it derives, changed in place.
@@ -168,13 +180,20 @@ class _Step:
     the machine's functions.
     """
 
-    __slots__ = ("plan", "context", "status", "waiting", "candidates", "running", "errors",
-                 "reasons", "trace", "open", "max_nodes", "took", "approvals", "tracing",
-                 "cache")
+    __slots__ = ("plan", "_context", "appender", "batching", "took_pending", "status", "waiting", "candidates", "running",
+                 "errors", "reasons", "trace", "open", "max_nodes", "took", "approvals",
+                 "tracing", "cache")
 
     def __init__(self, state: RunState) -> None:
         self.plan = state.plan
-        self.context = state.context
+        self._context = state.context
+        # The writes of this step's completions, appended to its context in one go (made
+        # into a context when the context is read, and when the step ends).
+        self.appender: Appender | None = None
+        # Whether this step completes several calls (see batch); then the alternatives
+        # they took wait here until the step ends.
+        self.batching = False
+        self.took_pending: list[tuple[int, int]] = []
         self.status = state.status
         self.waiting = state.waiting
         self.candidates = state.candidates
@@ -189,8 +208,65 @@ class _Step:
         self.tracing = state.tracing
         self.cache = state.cache
 
+    def batch(self) -> None:
+        """Prepare to complete several calls: their writes go through an
+        :class:`Appender`, and statuses, counts and alternatives taken are changed in
+        place (evolvers of the persistent vectors, so the old state is untouched) until
+        :meth:`unbatch`. Completing one call does none of this: it costs more for one."""
+        self.batching = True
+        self.status = self.status.evolver()  # type: ignore[assignment]
+        self.waiting = self.waiting.evolver()  # type: ignore[assignment]
+
+    def unbatch(self) -> None:
+        """End :meth:`batch`: the step's fields are persistent values again."""
+        if not self.batching:
+            return
+        self.batching = False
+        self.status = self.status.persistent()  # type: ignore[attr-defined]
+        self.waiting = self.waiting.persistent()  # type: ignore[attr-defined]
+        if self.took_pending:
+            self.took = self.took.set_all(self.took_pending)
+            self.took_pending = []
+        if self.appender is not None:
+            self._context = self.appender.context()
+            self.appender = None
+
+    def took_alternative(self, node_id: int, alt: int) -> None:
+        """Record that ``node_id`` applied the write of alternative ``alt``."""
+        if self.batching:
+            self.took_pending.append((node_id, alt))
+        else:
+            self.took = self.took.set(node_id, alt)
+
+    @property
+    def context(self) -> Context:
+        """The context with every write this step made so far."""
+        if self.appender is not None:
+            self._context = self.appender.context()
+            self.appender = None
+        return self._context
+
+    def append_writes(self, writes: list[tuple[Any, Write]]) -> WriteError | None:
+        """Append one call's output messages and writes, all or none (the error then).
+
+        A step that completes several calls appends them through an :class:`Appender`;
+        one that completes a single call appends to its context directly, which costs
+        less for one write."""
+        if self.batching:
+            if self.appender is None:
+                self.appender = Appender(self._context)
+            return self.appender.append_writes(writes, output=True)
+        context = self._context
+        for message, write in writes:
+            context, error = context.append_write(message, write, output=True)
+            if error is not None:
+                return error
+        self._context = context
+        return None
+
     def state(self) -> RunState:
         """The new run state this step made."""
+        self.unbatch()
         return RunState(
             plan=self.plan, context=self.context, status=self.status, waiting=self.waiting,
             candidates=self.candidates, running=self.running, errors=self.errors,
@@ -429,6 +505,9 @@ def complete_all(state: RunState,
     many calls at once pays for one). Raises ``ValueError`` if a node is not running.
     """
     step = _Step(state)
+    finished = list(finished)
+    if len(finished) > 1:
+        step.batch()
     for node_id, outcome, date in finished:
         _complete(step, node_id, outcome, date)
     return step.state()
@@ -443,8 +522,12 @@ def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
     every completion releases the next call, that is one state in two).
     """
     step = _Step(state)
+    finished = list(finished)
+    if len(finished) > 1:
+        step.batch()
     for node_id, outcome, date in finished:
         _complete(step, node_id, outcome, date)
+    step.unbatch()
     ready = _advance(step)
     return step.state(), ready
 
@@ -497,27 +580,26 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
             _fail(step, node_id, "OutputSchema",
                   f"the result fails {tool.name}'s _output schema: {text}")
             return
-    context = step.context
+    writes = []
     wrote = []
     for target in node.output.alternatives[alt].targets:
-        text = calls.target_text(node, target)
-        write = Write(target.kind, node.instance, target.path, node.method, frozen)
-        context, error = context.append_write(
-            calls.output_message(node, target, frozen, date, text), write)
-        if error is not None:  # nothing of a failed fan-out is kept
-            # Leave out the message's position in the context: it depends on timing,
-            # and the report must not (docs/semantics.md §7, determinism).
-            timeless = WriteError(error.reason, kind=error.kind, path=error.path,
-                                  method=error.method, instance=error.instance)
-            _fail(step, node_id, "WriteError", str(timeless))
-            return
+        text = calls.target_text(node, target, step.cache)
+        writes.append((calls.output_message(node, target, frozen, date, text),
+                       Write(target.kind, node.instance, target.path, node.method, frozen)))
         wrote.append(text)
-    step.context = context
+    error = step.append_writes(writes)
+    if error is not None:  # nothing of a failed fan-out is kept
+        # Leave out the message's position in the context: it depends on timing, and
+        # the report must not (docs/semantics.md §7, determinism).
+        timeless = WriteError(error.reason, kind=error.kind, path=error.path,
+                              method=error.method, instance=error.instance)
+        _fail(step, node_id, "WriteError", str(timeless))
+        return
     if step.tracing:
         for path_text in wrote:
             step.record(EventKind.WROTE, node_id, path_text)
         step.record(EventKind.EXECUTED, node_id, note)
-    step.took = step.took.set(node_id, alt)
+    step.took_alternative(node_id, alt)
     _finish(step, node_id, Status.EXECUTED, note)
 
 

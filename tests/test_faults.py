@@ -567,3 +567,109 @@ def test_no_coroutine_is_left_unawaited() -> None:
         dry_run(plan[:3], mocks=activities, approve=approve, interpreter="asyncio")
         gc.collect()
     assert [str(w.message) for w in caught] == []
+
+
+# -- calls started at once (their first step runs as they start) -----------------------------
+
+
+def test_calls_started_together_keep_their_context_variables_to_themselves() -> None:
+    async def quick(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        seen = SEEN.get()
+        SEEN.set("set by quick")  # finishes in its first step
+        return seen
+
+    async def waits(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        seen = SEEN.get()
+        SEEN.set("set by waits")
+        await asyncio.sleep(0)
+        return [seen, SEEN.get()]  # its own change holds across its awaits
+
+    async def reads(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        await asyncio.sleep(0)
+        return SEEN.get()
+
+    plan = [{"_tool": "quick", "_outputPath": "†state.a"},
+            {"_tool": "waits", "_outputPath": "†state.b"},
+            {"_tool": "reads", "_outputPath": "†state.c"},
+            {"_tool": "quick", "_outputPath": "†state.d"}]
+
+    async def main() -> tuple[RunResult, str]:
+        SEEN.set("the caller's")
+        result = await run_async(plan, activities={"quick": quick, "waits": waits,
+                                                   "reads": reads})
+        return result, SEEN.get()
+
+    result, after = asyncio.run(main())
+    assert resolve(result.context, "†state.a") == "the caller's"
+    assert resolve(result.context, "†state.b") == ["the caller's", "set by waits"]
+    assert resolve(result.context, "†state.c") == "the caller's"
+    assert resolve(result.context, "†state.d") == "the caller's"
+    assert after == "the caller's"
+
+
+def test_a_call_that_finishes_in_its_first_step_needs_no_task() -> None:
+    tasks: list[int] = []
+
+    async def quick(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        tasks.append(len(asyncio.all_tasks()))
+        return 1
+
+    async def main() -> RunResult:
+        return await run_async([{"_tool": "q", "_outputPath": f"†state.r{i}"}
+                                for i in range(5)], activities={"q": quick})
+
+    result = asyncio.run(main())
+    assert [c.outcome for c in result.calls] == ["executed"] * 5
+    assert tasks == [1] * 5  # only the caller's own task
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), Stop("halt")],
+                         ids=lambda x: type(x).__name__)
+def test_a_stop_raised_in_a_first_step_cancels_calls_whose_task_has_not_run_yet(
+        exc: BaseException) -> None:
+    # The slow call starts first and waits; the next one raises at once, as it starts.
+    # Its task has not taken a step yet when the run stops: the cancel must still reach
+    # the slow call where it waits, and no task may be left.
+    events: list[str] = []
+
+    async def slow(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        return 1  # pragma: no cover - never woken
+
+    async def stops(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        raise exc
+
+    plan = [{"_tool": "slow", "_outputPath": "†state.a"},
+            {"_tool": "stops", "_outputPath": "†state.b || †state.err"}]
+
+    async def main() -> None:
+        started = time.monotonic()
+        with pytest.raises(type(exc)):
+            await run_async(plan, activities={"slow": slow, "stops": stops})
+        assert time.monotonic() - started < 5
+        no_tasks_left()
+
+    asyncio.run(main())
+    assert events == ["cancelled"]
+
+
+def test_calls_that_fail_in_their_first_step_are_outcomes() -> None:
+    async def fails(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        raise ValueError(f"no {call['n']}")
+
+    async def cancels_itself(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        raise asyncio.CancelledError  # not the run's cancel: a failure of this call
+
+    plan = [{"_tool": "fails", "n": 1, "_outputPath": "†state.a || †state.err1"},
+            {"_tool": "cancels", "_outputPath": "†state.b || †state.err2"},
+            {"_tool": "fails", "n": 3, "_outputPath": "†state.c"}]
+    result = asyncio.run(run_async(plan, activities={"fails": fails,
+                                                     "cancels": cancels_itself}))
+    assert result.status == "completed"
+    assert resolve(result.context, "†state.err1") == {"type": "ValueError", "message": "no 1"}
+    assert resolve(result.context, "†state.err2.type") == "CancelledError"
+    assert [c.outcome for c in result.calls] == ["executed", "executed", "failed"]

@@ -838,6 +838,21 @@ def test_a_plan_with_errors_is_refused(run: Runner) -> None:
         run([{"_tool": "t", "x": "†state.nowhere"}])
 
 
+@pytest.mark.parametrize("millis", [0, 999, 1_000, 1_764_000_000_001, 1_764_000_059_999,
+                                    1_764_000_060_000, 1_764_000_060_000, 4_102_444_799_999])
+def test_the_default_clock_formats_each_millisecond_as_datetime_does(
+        millis: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime
+
+    from obelisk.interpreters import common
+
+    monkeypatch.setattr(common.time, "time_ns", lambda: millis * 1_000_000 + 123)
+    at = datetime.datetime.fromtimestamp(millis / 1000, datetime.timezone.utc)
+    expected = at.replace(microsecond=millis % 1000 * 1000).isoformat(
+        timespec="milliseconds").replace("+00:00", "Z")
+    assert common.utc_now() == expected
+
+
 def test_the_default_clock_is_utc_text_to_the_millisecond_shared_within_one() -> None:
     import datetime
     import re

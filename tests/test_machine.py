@@ -8,13 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import hypothesis.strategies as st
 import pytest
 from attrs import evolve
+from hypothesis import given, settings
+from test_appender import layout
 
-from obelisk import compile_plan, resolve
+from obelisk import compile_plan, resolve, run_sync
 from obelisk.core.context import Context
 from obelisk.core.values import MISSING, thaw
-from obelisk.interpreters.calls import Invocation, output_message, resolved_call, scoped_context
+from obelisk.interpreters.calls import (
+    CallCache,
+    Invocation,
+    output_message,
+    resolved_call,
+    scoped_context,
+    target_text,
+)
 from obelisk.interpreters.events import Status
 from obelisk.interpreters.executors import executor_for
 from obelisk.interpreters.machine import (
@@ -664,3 +674,76 @@ def test_complete_all_refuses_a_node_that_is_not_running() -> None:
     state, ready = ready_nodes(start([{"_tool": "t", "_outputPath": "†state.a"}]))
     with pytest.raises(ValueError, match="not running"):
         complete_all(state, [(ready[0], Returned(1), DATE), (ready[0], Returned(2), DATE)])
+
+
+# -- several completions appended in one go (the Appender) ---------------------------------
+
+TARGETS = ["†state.a", "†state.a.x", "†state.a.y.z", "†state.list", "†state.a.x.deep",
+           "†other.k", "†state.a.y"]
+OUTPUTS = st.one_of(
+    st.sampled_from(TARGETS),
+    st.lists(st.sampled_from(TARGETS), min_size=2, max_size=2, unique=True).map(" && ".join),
+    st.tuples(st.sampled_from(TARGETS), st.sampled_from(TARGETS)).map(" || ".join))
+CALLS = st.lists(st.builds(
+    lambda output, method: {"_tool": "t", "_outputPath": output, "_outputMethod": method},
+    OUTPUTS, st.sampled_from(["set", "set", "set", "merge", "push", "assign"])),
+    min_size=2, max_size=12)
+RESULTS = st.one_of(
+    st.integers(0, 3).map(Returned), st.sampled_from([{"q": 1}, [1], {"x": {"w": 2}}]).map(
+        Returned), st.just(Raised("Boom", "broke")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(CALLS, st.data())
+def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
+        plan: list[Any], data: st.DataObject) -> None:
+    # complete_all appends the writes of several calls through an Appender and changes
+    # statuses in place: the state, the context (with its views laid out alike), the
+    # alternatives taken and the trace must all be what completing them in turn makes.
+    state, ready = ready_nodes(start(plan, [{"type": "data", "kind": "state",
+                                             "data": {"a": {"y": {}}}}]))
+    order = data.draw(st.permutations(ready))
+    finished = [(node, data.draw(RESULTS), DATE) for node in order]
+    one_by_one = state
+    for node_id, outcome, date in finished:
+        one_by_one = complete(one_by_one, node_id, outcome, date)
+    together = complete_all(state, finished)
+    check_invariants(together)
+    assert together == one_by_one
+    assert list(together.trace) == list(one_by_one.trace)
+    assert dict(together.took) == dict(one_by_one.took) and len(together.took) == len(
+        one_by_one.took)
+    assert list(together.status) == list(one_by_one.status)
+    assert list(together.waiting) == list(one_by_one.waiting)
+    for kind in ("state", "other"):
+        assert layout(together.context.view(kind)[0]) == layout(one_by_one.context.view(kind)[0])
+        assert str(together.context.view(kind)[1]) == str(one_by_one.context.view(kind)[1])
+    assert finish(together) == finish(one_by_one)
+    # The old state is untouched by the changes made in place.
+    assert list(state.status) == [Status.RUNNING if n in ready else Status.PENDING
+                                  for n in range(len(plan))]
+
+
+@pytest.mark.parametrize("output", ["†state.w0", '†state."w0"', '†state."my key"',
+                                    "†state.a && †state.b", "†state.a || †state.b",
+                                    "†state.list.0", "†state.a.0.b"])
+def test_the_remembered_target_text_is_the_text_rendered_each_time(output: str) -> None:
+    plan = compile_plan([{"_tool": "t", "_outputPath": output}])
+    node = plan.nodes[0]
+    cache = CallCache()
+    assert node.output is not None
+    for _ in range(3):  # the first call fills the cache, the later ones read it
+        for group in node.output.alternatives:
+            for target in group.targets:
+                assert target_text(node, target, cache) == target_text(node, target)
+    sole = len(node.output.alternatives) == 1 and len(node.output.alternatives[0].targets) == 1
+    assert bool(cache.sole) == sole  # remembered for a sole target only
+    assert not any(cache.sole[1:])  # no other node is known
+    texts = []
+    for _ in range(2):  # the run's messages, with the plan's shared cache
+        result = run_sync(plan, activities={"t": lambda call, tool, context: 1})
+        texts.append([m["_outputPath"] for m in result.context.to_json()
+                      if "_outputPath" in m])
+    written = [target_text(node, t) for t in node.output.alternatives[0].targets]
+    assert texts[0] == texts[1] == (
+        written if result.calls[0].outcome == "executed" else [])
