@@ -54,9 +54,10 @@ def _describes(message: Any) -> bool:
     return bool(kind == "input" or (kind == "data" and get_key(message, "kind") == "input"))
 
 
-def _output_describes(write: Write) -> bool:
-    # _describes of the output message made for ``write``: data with no schema field.
-    return write.kind == "input"
+def _output_describes(kind: str) -> bool:
+    # _describes of an output message the engine made for a write of ``kind``: data
+    # with no schema field.
+    return kind == "input"
 
 
 class Context:
@@ -250,7 +251,7 @@ class Context:
         new = self._copy()
         frozen_message = message if isinstance(message, PMap) else freeze(message)
         new._messages = self._messages.append(frozen_message)
-        if _output_describes(write) if output else _describes(frozen_message):
+        if _output_describes(write.kind) if output else _describes(frozen_message):
             new._described = self._described.append(index)
         new._record(self, write, index, after)
         return new, None
@@ -343,23 +344,39 @@ class Appender:
                      output: bool = False) -> WriteError | None:
         """:meth:`Context.append_write` on the context so far: None, or the
         :class:`WriteError` the write would cause (and nothing is appended)."""
-        if self._fast and write.instance is None and write.method is Method.SET:
-            kind = write.kind
-            root = self._open.get(kind)
-            if root is None:
-                value, error = self._base._globals.get(kind, _NONE)[0]
-                if error is None and type(value) is PMap:
-                    root = self._open[kind] = OpenMap(value)
-            if root is not None and set_in_open(root, write.path, write.value):
-                frozen_message = message if isinstance(message, PMap) else freeze(message)
-                if _output_describes(write) if output else _describes(frozen_message):
-                    self._described.append(len(self._base._messages) + len(self._messages))
-                self._messages.append(frozen_message)
-                self._counts[kind] = self._counts.get(kind, 0) + 1
-                return None
+        if self._fast and write.instance is None and write.method is Method.SET \
+                and self._opened(message, write.kind, write.path, write.value, output):
+            return None
         context, error = self.context().append_write(message, write, output=output)
         self._base = context
         return error
+
+    def append_output(self, message: PMap[str, Any], kind: str, instance: str | None,
+                      path: Path, method: Method, value: Frozen) -> WriteError | None:
+        """:meth:`append_write` of the engine's output ``message`` and its write, given by
+        its fields (the :class:`Write` is made only for the general route)."""
+        if self._fast and instance is None and method is Method.SET \
+                and self._opened(message, kind, path, value, True):
+            return None
+        return self.append_write(message, Write(kind, instance, path, method, value),
+                                 output=True)
+
+    def _opened(self, message: Any, kind: str, path: Path, value: Frozen, output: bool) -> bool:
+        # A global set through objects, into the open view of its kind: True when taken.
+        root = self._open.get(kind)
+        if root is None:
+            view, error = self._base._globals.get(kind, _NONE)[0]
+            if error is not None or type(view) is not PMap:
+                return False
+            root = self._open[kind] = OpenMap(view)
+        if not set_in_open(root, path, value):
+            return False
+        frozen_message = message if isinstance(message, PMap) else freeze(message)
+        if _output_describes(kind) if output else _describes(frozen_message):
+            self._described.append(len(self._base._messages) + len(self._messages))
+        self._messages.append(frozen_message)
+        self._counts[kind] = self._counts.get(kind, 0) + 1
+        return True
 
     def append_writes(self, pairs: list[tuple[Any, Write]], *,
                       output: bool = False) -> WriteError | None:

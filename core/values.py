@@ -283,6 +283,16 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
         if max_nodes < 1:
             raise ValueTooLarge(max_nodes)
         return value, 1  # type: ignore[return-value]  # a scalar is its own plain form
+    if type(value) is PMap:
+        # An object of scalars (a call, most results): one dict, without the loop below.
+        items: list[Any] = sorted(_items(value), key=_KEY)
+        for _, scalar in items:
+            if type(scalar) not in _SCALARS:
+                break
+        else:
+            if len(items) >= max_nodes:
+                raise ValueTooLarge(max_nodes)
+            return dict(items), len(items) + 1
     if isinstance(value, PMap):
         out: Any = {}
     elif isinstance(value, PVector):

@@ -305,10 +305,17 @@ Steer: TypeAlias = Callable[[Invocation, Outcome], Outcome]
 
 def sync_executor(plan: CompiledPlan, registry: Registry,
                   steer: Steer | None = None) -> SyncExecutor:
-    """The sync loop's executor: choose, then invoke (then ``steer``, when given)."""
+    """The sync loop's executor: choose (remembered by tool: :class:`ToolChoices`), then
+    invoke (then ``steer``, when given)."""
+
+    choices = ToolChoices(plan, registry)
 
     def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
-        outcome = execute_sync(choose_executor(plan, invocation, registry), invocation, wait)
+        chosen = choices.choose(invocation)
+        if type(chosen) is tuple:
+            outcome = call_sync(chosen[0], invocation, wait)
+        else:
+            outcome = execute_sync(chosen, invocation, wait)  # type: ignore[arg-type]
         return outcome if steer is None else steer(invocation, outcome)
 
     return run
@@ -318,28 +325,58 @@ def async_executor(plan: CompiledPlan, registry: Registry,
                    steer: Steer | None = None) -> AsyncExecutor:
     """The asyncio loop's executor: choose, then invoke (then ``steer``, when given).
 
-    Outside a dry run, what runs a call depends on its node alone (its tool, its
-    ``_delegate`` and ``_output``, which are never resolved, and the registry), so the
-    activity chosen for a node is remembered for the executor's run, with whether it is
-    ``async``. The executor returns the activity's own coroutine, not one wrapping it.
+    The activity chosen is remembered by tool (see :class:`ToolChoices`), and the
+    executor returns the activity's own coroutine, not one wrapping it.
     """
-    chosen: dict[int, tuple[Callable[..., Any], bool]] = {}
-    remember = registry.mocks is None  # a dry run's mocks count their turns
+    choices = ToolChoices(plan, registry)
 
     def run(invocation: Invocation) -> Awaitable[Outcome]:
-        known = chosen.get(invocation.node)
-        if known is None:
-            execution = choose_executor(plan, invocation, registry)
-            if type(execution) is not RunActivity:
-                awaitable = execute_async(execution, invocation)
-                return awaitable if steer is None else _steered(awaitable, invocation, steer)
-            known = (execution.function, is_async(execution.function))
-            if remember:
-                chosen[invocation.node] = known
-        awaitable = call_async(known[0], invocation, asynchronous=known[1])
+        chosen = choices.choose(invocation)
+        if type(chosen) is tuple:
+            awaitable = call_async(chosen[0], invocation, asynchronous=chosen[1])
+        else:
+            awaitable = execute_async(chosen, invocation)  # type: ignore[arg-type]
         return awaitable if steer is None else _steered(awaitable, invocation, steer)
 
     return run
+
+
+class ToolChoices:
+    """:func:`choose_executor` for one executor's run, its activities remembered by tool.
+
+    Outside a dry run (whose mocks count their turns), what runs a call that has neither
+    ``_delegate`` nor ``_output`` depends only on its tool's name, the tool and the
+    registry (the call's other fields are never read to choose): every call of a tool
+    then runs the same activity, and it is chosen, and asked whether it is ``async``,
+    once. ``choose`` returns ``(activity, is_async)`` for an activity, else the
+    :data:`Execution` itself.
+    """
+
+    __slots__ = ("plan", "registry", "known", "remember")
+
+    def __init__(self, plan: CompiledPlan, registry: Registry) -> None:
+        self.plan = plan
+        self.registry = registry
+        #: Tool name -> (the tool, the activity, whether it is async).
+        self.known: dict[str | None, tuple[Tool | None, Callable[..., Any], bool]] = {}
+        self.remember = registry.mocks is None
+
+    def choose(self, invocation: Invocation) -> tuple[Callable[..., Any], bool] | Execution:
+        call = invocation.call
+        plain = self.remember and "_delegate" not in call and "_output" not in call
+        name = self.plan.nodes[invocation.node].tool if plain else None
+        if plain:
+            known = self.known.get(name)
+            if known is not None and known[0] is invocation.tool:
+                return known[1], known[2]
+        execution = choose_executor(self.plan, invocation, self.registry)
+        if type(execution) is not RunActivity:
+            return execution
+        fn = execution.function
+        asynchronous = is_async(fn)
+        if plain:
+            self.known[name] = (invocation.tool, fn, asynchronous)
+        return fn, asynchronous
 
 
 async def _steered(awaitable: Awaitable[Outcome], invocation: Invocation,

@@ -209,10 +209,11 @@ class _Step:
         self.cache = state.cache
 
     def batch(self) -> None:
-        """Prepare to complete several calls: their writes go through an
+        """Prepare to complete (or start) several calls: their writes go through an
         :class:`Appender`, and statuses, counts and alternatives taken are changed in
         place (evolvers of the persistent vectors, so the old state is untouched) until
-        :meth:`unbatch`. Completing one call does none of this: it costs more for one."""
+        :meth:`unbatch`. A step that completes or starts one call does none of this: it
+        costs more for one."""
         self.batching = True
         self.status = self.status.evolver()  # type: ignore[assignment]
         self.waiting = self.waiting.evolver()  # type: ignore[assignment]
@@ -230,6 +231,12 @@ class _Step:
         if self.appender is not None:
             self._context = self.appender.context()
             self.appender = None
+
+    def appending(self) -> Appender:
+        """The appender of a step that completes several calls (see :meth:`batch`)."""
+        if self.appender is None:
+            self.appender = Appender(self._context)
+        return self.appender
 
     def took_alternative(self, node_id: int, alt: int) -> None:
         """Record that ``node_id`` applied the write of alternative ``alt``."""
@@ -253,9 +260,7 @@ class _Step:
         one that completes a single call appends to its context directly, which costs
         less for one write."""
         if self.batching:
-            if self.appender is None:
-                self.appender = Appender(self._context)
-            return self.appender.append_writes(writes, output=True)
+            return self.appending().append_writes(writes, output=True)
         context = self._context
         for message, write in writes:
             context, error = context.append_write(message, write, output=True)
@@ -355,15 +360,21 @@ def advance(state: RunState) -> tuple[RunState, tuple[Invocation, ...]]:
 
 def _advance(step: _Step) -> tuple[Invocation, ...]:
     ready: list[Invocation] = []
+    batched = False
     while step.candidates:
         batch = sorted(step.candidates)
         step.candidates = _NONE  # skips below may add new candidates
+        if len(batch) > 1 and not step.batching:  # many calls start: statuses in place
+            step.batch()
+            batched = True
         for node_id in batch:
             if step.status[node_id] is not Status.PENDING:
                 continue  # finished before its turn (an invalid node of a cycle)
             invocation = _evaluate(step, node_id)
             if invocation is not None:
                 ready.append(invocation)
+    if batched:
+        step.unbatch()
     return tuple(ready)
 
 
@@ -580,14 +591,23 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
             _fail(step, node_id, "OutputSchema",
                   f"the result fails {tool.name}'s _output schema: {text}")
             return
-    writes = []
-    wrote = []
-    for target in node.output.alternatives[alt].targets:
+    targets = node.output.alternatives[alt].targets
+    if step.batching and len(targets) == 1:  # the common case: one write, no Write made
+        target = targets[0]
         text = calls.target_text(node, target, step.cache)
-        writes.append((calls.output_message(node, target, frozen, date, text),
-                       Write(target.kind, node.instance, target.path, node.method, frozen)))
-        wrote.append(text)
-    error = step.append_writes(writes)
+        wrote = [text]
+        error = step.appending().append_output(
+            calls.output_message(node, target, frozen, date, text), target.kind,
+            node.instance, target.path, node.method, frozen)
+    else:
+        writes = []
+        wrote = []
+        for target in targets:
+            text = calls.target_text(node, target, step.cache)
+            writes.append((calls.output_message(node, target, frozen, date, text),
+                           Write(target.kind, node.instance, target.path, node.method, frozen)))
+            wrote.append(text)
+        error = step.append_writes(writes)
     if error is not None:  # nothing of a failed fan-out is kept
         # Leave out the message's position in the context: it depends on timing, and
         # the report must not (docs/semantics.md §7, determinism).

@@ -136,7 +136,12 @@ def test_appending_in_one_go_makes_the_context_appending_one_by_one_makes(
                 break
         else:
             one_by_one = context
-        error = appender.append_writes(pairs, output=True)
+        if len(pairs) == 1 and number % 2:  # the engine's own route for one write
+            message, write = pairs[0]
+            error = appender.append_output(message, write.kind, write.instance, write.path,
+                                           write.method, write.value)
+        else:
+            error = appender.append_writes(pairs, output=True)
         assert str(error) == str(expected)
         if read:
             assert state_of(appender.context()) == state_of(one_by_one)

@@ -6,6 +6,7 @@ time so each rule of SEMANTICS §7 is seen without any activity, thread or event
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import hypothesis.strategies as st
@@ -26,7 +27,13 @@ from obelisk.interpreters.calls import (
     target_text,
 )
 from obelisk.interpreters.events import Status
-from obelisk.interpreters.executors import executor_for
+from obelisk.interpreters.executors import (
+    Registry,
+    RunActivity,
+    ToolChoices,
+    choose_executor,
+    executor_for,
+)
 from obelisk.interpreters.machine import (
     PlanRefused,
     RunState,
@@ -72,7 +79,8 @@ def check_invariants(state: RunState) -> None:
     for node in plan.nodes:
         unfinished = sum(1 for p in plan.predecessors[node.id]
                          if state.status[p] not in (Status.EXECUTED, Status.SKIPPED,
-                                                    Status.FAILED, Status.CANCELLED))
+                                                    Status.FAILED, Status.CANCELLED,
+                                                    Status.INVALID))
         assert state.waiting[node.id] == unfinished
         in_candidates = node.id in state.candidates
         assert in_candidates == (state.status[node.id] is Status.PENDING and unfinished == 0)
@@ -684,10 +692,19 @@ OUTPUTS = st.one_of(
     st.sampled_from(TARGETS),
     st.lists(st.sampled_from(TARGETS), min_size=2, max_size=2, unique=True).map(" && ".join),
     st.tuples(st.sampled_from(TARGETS), st.sampled_from(TARGETS)).map(" || ".join))
-CALLS = st.lists(st.builds(
-    lambda output, method: {"_tool": "t", "_outputPath": output, "_outputMethod": method},
-    OUTPUTS, st.sampled_from(["set", "set", "set", "merge", "push", "assign"])),
-    min_size=2, max_size=12)
+READS = st.sampled_from([None, None, "†state.a", "†state.a.x || 'none'", "†other.k",
+                         "†state.err"])
+
+
+def _call(output: str, method: str, read: str | None) -> dict[str, Any]:
+    call = {"_tool": "t", "_outputPath": output, "_outputMethod": method}
+    if read is not None:
+        call["x"] = read
+    return call
+
+
+CALLS = st.lists(st.builds(_call, OUTPUTS, st.sampled_from(
+    ["set", "set", "set", "merge", "push", "assign"]), READS), min_size=2, max_size=12)
 RESULTS = st.one_of(
     st.integers(0, 3).map(Returned), st.sampled_from([{"q": 1}, [1], {"x": {"w": 2}}]).map(
         Returned), st.just(Raised("Boom", "broke")))
@@ -700,8 +717,10 @@ def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
     # complete_all appends the writes of several calls through an Appender and changes
     # statuses in place: the state, the context (with its views laid out alike), the
     # alternatives taken and the trace must all be what completing them in turn makes.
-    state, ready = ready_nodes(start(plan, [{"type": "data", "kind": "state",
-                                             "data": {"a": {"y": {}}}}]))
+    compiled = compile_plan(plan, context=[{"type": "data", "kind": "state",
+                                            "data": {"a": {"y": {}}}}])
+    state, ready = ready_nodes(begin(compiled, isolate_invalid=True))  # cycles, dangling
+    before = list(state.status)
     order = data.draw(st.permutations(ready))
     finished = [(node, data.draw(RESULTS), DATE) for node in order]
     one_by_one = state
@@ -720,8 +739,13 @@ def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
         assert str(together.context.view(kind)[1]) == str(one_by_one.context.view(kind)[1])
     assert finish(together) == finish(one_by_one)
     # The old state is untouched by the changes made in place.
-    assert list(state.status) == [Status.RUNNING if n in ready else Status.PENDING
-                                  for n in range(len(plan))]
+    assert list(state.status) == before
+    # What the completions released starts the same way (many calls start in place too).
+    after, started = advance(together)
+    expected_after, expected = advance(one_by_one)
+    assert after == expected_after and list(after.status) == list(expected_after.status)
+    assert [(i.node, i.call) for i in started] == [(i.node, i.call) for i in expected]
+    assert list(after.trace) == list(expected_after.trace)
 
 
 @pytest.mark.parametrize("output", ["†state.w0", '†state."w0"', '†state."my key"',
@@ -747,3 +771,41 @@ def test_the_remembered_target_text_is_the_text_rendered_each_time(output: str) 
     written = [target_text(node, t) for t in node.output.alternatives[0].targets]
     assert texts[0] == texts[1] == (
         written if result.calls[0].outcome == "executed" else [])
+
+
+def test_tool_choices_remember_an_activity_by_tool_and_only_for_plain_calls() -> None:
+    async def a(call: Any, tool: Any, context: Any) -> Any:
+        return 1
+
+    def b(call: Any, tool: Any, context: Any) -> Any:
+        return 2
+
+    def latent(call: Any, tool: Any, context: Any) -> Any:
+        return 3
+
+    plan = compile_plan([
+        {"_tool": "a"}, {"_tool": "a", "x": 1}, {"_tool": "b"},
+        {"_tool": "a", "_delegate": "helper"},  # handed to a delegate: never remembered
+        {"_tool": "c", "_output": {"v": 1}},  # a latent call's own output
+        {"_tool": "c"},  # latent: the latent function
+        {"_tool": "d"},  # no activity, no latent function... see the second registry
+    ])
+    registry = Registry(activities={"a": a, "b": b}, latent=latent)
+    choices = ToolChoices(plan, registry)
+    state, ready = advance(begin(plan))
+    for _ in range(2):  # the second time from what was remembered
+        for invocation in ready:
+            expected = choose_executor(plan, invocation, registry)
+            chosen = choices.choose(invocation)
+            if isinstance(expected, RunActivity):
+                assert chosen == (expected.function, inspect.iscoroutinefunction(
+                    expected.function))
+            else:
+                assert chosen == expected
+    assert set(choices.known) == {"a", "b", "c", "d"}
+    assert choices.known["a"][1:] == (a, True) and choices.known["b"][1:] == (b, False)
+    # A dry run's mocks count their turns: nothing is remembered.
+    mocked = ToolChoices(plan, Registry(mocks={"a": {"return": 1}}))
+    for invocation in ready:
+        mocked.choose(invocation)
+    assert mocked.known == {}

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyrsistent import PMap, PVector, pmap, pvector
 
-from obelisk.core.values import MISSING, NotJSONError, freeze, present, thaw
+from obelisk.core.errors import ValueTooLarge
+from obelisk.core.values import MISSING, NotJSONError, freeze, present, thaw, thaw_counted
 
 
 def strict(value: Any) -> str:
@@ -313,3 +314,17 @@ def test_plainly_json(value: Any, plain: bool) -> None:
     from obelisk.core.values import plainly_json
 
     assert plainly_json(value) is plain
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 40])
+def test_thawing_an_object_of_scalars_counts_and_bounds_like_any_value(size: int) -> None:
+    flat = freeze({f"k{i}": (i if i % 3 else f"s{i}") for i in range(size)})
+    nested = freeze({"n": {f"k{i}": i for i in range(size)}})  # the general route
+    plain, count = thaw_counted(flat, size + 1)
+    assert count == size + 1 and list(plain) == sorted(plain)  # keys sorted, as always
+    assert plain == {f"k{i}": (i if i % 3 else f"s{i}") for i in range(size)}
+    with pytest.raises(ValueTooLarge):
+        thaw_counted(flat, size)
+    assert thaw_counted(nested, size + 2)[1] == size + 2
+    with pytest.raises(ValueTooLarge):
+        thaw_counted(nested, size + 1)
