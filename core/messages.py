@@ -19,7 +19,7 @@ from obelisk.core.ast import Reference
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, NotJSONError
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, render_reference
-from obelisk.core.values import Frozen, freeze
+from obelisk.core.values import Frozen, freeze, pmap_from
 
 #: Message types that carry data, with the key holding their payload.
 PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "state"}
@@ -174,7 +174,7 @@ class MessageLayout:
         bucket = buckets[index] if index == self.data_at[0] else buckets[index][:]
         buckets[index] = bucket
         bucket[position] = ("_date", date)
-        return PMap(self.size, pvector(buckets))  # type: ignore[call-arg]
+        return pmap_from(self.size, pvector(buckets))
 
 
 def _single(key: str, value: Any) -> PMap[str, Any]:
@@ -183,7 +183,7 @@ def _single(key: str, value: Any) -> PMap[str, Any]:
         return pmap({key: value})
     buckets: list[Any] = [None, None]
     buckets[hash(key) % 2] = [(key, value)]
-    return PMap(1, pvector(buckets))  # type: ignore[call-arg]
+    return pmap_from(1, pvector(buckets))
 
 
 #: The ``_outputMethod`` entry of every method, one tuple each, shared by every message:
@@ -221,10 +221,10 @@ def _compact_message(kind: str, path_text: str, method: Method, call: Frozen,
     ``type``, ``kind`` and ``_outputMethod`` entries are tuples shared by every message.
     """
     if instance is None:
-        return PMap(7, pvector([[  # type: ignore[call-arg]
+        return pmap_from(7, pvector([[
             _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
             ("_call", call), ("data", data), ("_date", date)]]))
-    return PMap(8, pvector([[  # type: ignore[call-arg]
+    return pmap_from(8, pvector([[
         _TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text), _METHOD_PAIRS[method],
         ("_call", call), ("_instance", instance), ("data", data), ("_date", date)]]))
 

@@ -18,7 +18,7 @@ from pyrsistent.typing import PMapEvolver
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_path
 from obelisk.core.text import article
-from obelisk.core.values import MISSING, Frozen, Missing, json_type
+from obelisk.core.values import MISSING, Frozen, Missing, json_type, pmap_from
 
 
 class Method(str, enum.Enum):
@@ -230,11 +230,11 @@ def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str,
             if k == key:
                 if v is value:
                     return container
-                return PMap(size, buckets.set(  # type: ignore[call-arg]
+                return pmap_from(size, buckets.set(
                     index, [(k2, value) if k2 == key else (k2, v2) for k2, v2 in bucket]))
     if len(buckets) < 0.67 * size:
         return _grown(buckets, size, key, value)
-    return PMap(size + 1, buckets.set(  # type: ignore[call-arg]
+    return pmap_from(size + 1, buckets.set(
         index, [(key, value), *bucket] if bucket else [(key, value)]))
 
 
@@ -260,7 +260,7 @@ def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen
     grown = _rehashed(buckets, 2 * len(buckets))
     at = hash(key) % len(grown)
     grown[at] = [(key, value), *grown[at]] if grown[at] else [(key, value)]
-    return PMap(size + 1, pvector(grown))  # type: ignore[call-arg]
+    return pmap_from(size + 1, pvector(grown))
 
 
 class OpenMap:
@@ -335,7 +335,7 @@ class OpenMap:
         self._children = {}
         buckets = self._buckets
         vector = pvector(buckets) if type(buckets) is list else buckets.persistent()
-        return PMap(self._size, vector)  # type: ignore[call-arg]
+        return pmap_from(self._size, vector)
 
 
 def set_in_open(root: OpenMap, path: Path, value: Frozen) -> bool:

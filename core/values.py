@@ -379,6 +379,44 @@ def _check_fast_items() -> bool:
 _FAST_ITEMS.on = _check_fast_items()
 
 
+def _pmap_from(size: int, buckets: Any) -> PMap[Any, Any]:
+    # What PMap(size, buckets) makes, without its Python-level __new__ (half the time):
+    # the instance made bare and its two slots filled.
+    made: Any = _NEW(PMap)
+    made._size = size
+    made._buckets = buckets
+    return made  # type: ignore[no-any-return]
+
+
+_NEW = object.__new__
+
+
+def _check_pmap_from() -> bool:
+    # The same maps as PMap's own constructor: equal, hashing and iterating alike, and
+    # growing alike when set.
+    try:
+        theirs: PMap[str, Any] = pmap({f"k{i}": i for i in range(9)})
+        ours = _pmap_from(theirs._size, theirs._buckets)
+        grown = ours.set("new", 1).set("k3", 0)
+        return (type(ours) is PMap and ours == theirs and hash(ours) == hash(theirs)
+                and list(ours.items()) == list(theirs.items()) and ours["k4"] == 4
+                and list(grown.items()) == list(theirs.set("new", 1).set("k3", 0).items()))
+    except Exception:  # noqa: BLE001 - a pyrsistent whose maps are made another way
+        return False
+
+
+def pmap_from(size: int, buckets: Any) -> PMap[Any, Any]:
+    """``PMap(size, buckets)``: the map over ``buckets`` (a PVector of bucket lists laid
+    out as PMap lays them out) holding ``size`` entries. Made without PMap's
+    Python-level constructor when a check at import finds that makes the same maps."""
+    return _pmap_from(size, buckets) if _PMAP_FROM else PMap(size, buckets)  # type: ignore[call-arg]
+
+
+_PMAP_FROM = _check_pmap_from()
+if _PMAP_FROM:
+    pmap_from = _pmap_from  # noqa: F811 - the checked shortcut, called directly
+
+
 def is_object(value: object) -> bool:
     """True for a JSON object, frozen or plain."""
     return isinstance(value, (PMap, dict))

@@ -147,15 +147,21 @@ class Took(Mapping[int, int]):
     def __repr__(self) -> str:
         return f"Took({dict(self)!r})"
 
+    @classmethod
+    def sized(cls, nodes: int) -> Took:
+        """An empty mapping with room for node ids below ``nodes`` (a run's: setting one
+        then never grows the vector)."""
+        return cls(pvector([-1] * nodes))
+
     def set(self, node: int, alt: int) -> Took:
         """A new mapping with ``node`` -> ``alt`` (``alt`` >= 0); this one is unchanged."""
         alts = self._alts
-        count = self._count
         if node >= len(alts):
             alts = alts.extend([-1] * (node - len(alts) + 1))
-        if alts[node] < 0:
-            count += 1
-        return Took(alts.set(node, alt), count)
+        new = _new_took(Took)
+        new._count = self._count + 1 if alts[node] < 0 else self._count
+        new._alts = alts.set(node, alt)
+        return new
 
     def set_all(self, pairs: Iterable[tuple[int, int]]) -> Took:
         """:meth:`set` of each ``(node, alt)`` in turn, made in one go."""
@@ -168,6 +174,9 @@ class Took(Mapping[int, int]):
                 count += 1
             alts[node] = alt
         return Took(alts.persistent(), count)
+
+
+_new_took = object.__new__  # Took.set fills the slots itself
 
 
 class _Step:
@@ -312,7 +321,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
                             if count == 0 and n not in invalid]),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
         max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
-        tracing=trace, cache=calls.cache_of(plan),
+        tracing=trace, cache=calls.cache_of(plan), took=Took.sized(len(plan.nodes)),
     )
     if invalid:
         step = _Step(state)

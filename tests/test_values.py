@@ -328,3 +328,17 @@ def test_thawing_an_object_of_scalars_counts_and_bounds_like_any_value(size: int
     assert thaw_counted(nested, size + 2)[1] == size + 2
     with pytest.raises(ValueTooLarge):
         thaw_counted(nested, size + 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), st.integers(), max_size=30), st.text(max_size=3))
+def test_a_map_made_from_buckets_is_the_map_pmap_makes(entries: dict[str, int], key: str) -> None:
+    from obelisk.core import values
+
+    assert values._PMAP_FROM  # the pyrsistent this runs on: the shortcut is taken
+    theirs: Any = pmap(entries)
+    ours = values.pmap_from(theirs._size, theirs._buckets)
+    assert type(ours) is PMap and ours == theirs and hash(ours) == hash(theirs)
+    assert list(ours.items()) == list(theirs.items())
+    assert list(ours.set(key, -1).items()) == list(theirs.set(key, -1).items())
+    assert ours.get(key, "absent") == theirs.get(key, "absent")
