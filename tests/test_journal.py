@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import obelisk
 from obelisk import (
@@ -531,3 +533,33 @@ def test_a_cancelled_run_resumes_its_cancelled_calls(db: pathlib.Path) -> None:
         resumed = resume(journal, "R", activities=again.activities, clock=clock)
     assert resumed.status == "completed" and "R//0/1/" in again.keys
     assert same_data(resumed.context, reference(calls).context)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=4))
+def test_rows_are_the_json_the_standard_encoder_writes(value: dict[str, Any]) -> None:
+    from obelisk.journal.codec import dumps
+
+    assert dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                                      allow_nan=False)
+
+
+def test_a_row_that_is_not_json_is_refused_as_the_standard_encoder_refuses_it() -> None:
+    from obelisk.journal.codec import dumps
+
+    cyclic: dict[str, Any] = {"a": 1}
+    cyclic["self"] = cyclic
+    with pytest.raises(ValueError, match="Circular reference"):
+        dumps(cyclic)
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        dumps({"x": float("nan")})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps({"x": object()})
+    assert dumps({"ok": [1, "é"]}) == '{"ok":[1,"é"]}'  # and the encoder is fine after

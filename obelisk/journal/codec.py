@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from obelisk.compiler.plan import CompiledPlan
@@ -42,8 +42,28 @@ from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, Rec
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _c_encoder() -> Callable[[Any, int], Any] | None:
+    # The C encoder behind _ENCODER, made once: JSONEncoder.encode makes a new one for
+    # every value. Without the circular check's markers (kept per encoder, they are not
+    # cleared when encoding fails): a value that holds itself recurses until Python's
+    # recursion limit, and dumps then asks _ENCODER, which names the problem.
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - a Python without the _json accelerator
+        return None
+    return make(None, _ENCODER.default, json.encoder.encode_basestring, None,  # type: ignore[no-any-return]
+                _ENCODER.key_separator, _ENCODER.item_separator, False, False, False)
+
+
+_C_ENCODER = _c_encoder()
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text, keys in the order given (the order a context was written in)."""
+    if _C_ENCODER is not None and type(value) is dict:
+        try:
+            return "".join(_C_ENCODER(value, 0))
+        except (RecursionError, ValueError, TypeError):
+            pass  # said again by the ordinary encoder, which names the problem
     return _ENCODER.encode(value)
 
 
