@@ -342,3 +342,15 @@ def test_a_map_made_from_buckets_is_the_map_pmap_makes(entries: dict[str, int], 
     assert list(ours.items()) == list(theirs.items())
     assert list(ours.set(key, -1).items()) == list(theirs.set(key, -1).items())
     assert ours.get(key, "absent") == theirs.get(key, "absent")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=2), max_size=40))
+def test_a_frozen_object_is_laid_out_as_pmap_lays_it_out(entries: dict[str, Any]) -> None:
+    from obelisk.core import values
+
+    assert values._pmap_of is values._pmap_of_dict  # the shortcut, on this pyrsistent
+    frozen = freeze(entries)
+    assert type(frozen) is PMap and frozen == pmap(entries)
+    assert list(frozen.items()) == list(pmap(entries).items())
+    assert hash(frozen) == hash(pmap(entries))
