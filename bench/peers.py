@@ -220,6 +220,33 @@ async def design_floor(kind: str, n: int) -> int:
     return await finished
 
 
+def machine_alone(n: int) -> tuple[float, float]:
+    """CPU µs of a run-state transition that changes nothing (``settle`` of no outcome),
+    and of one chain call through the state machine alone (``settle`` of the call's
+    outcome, which also advances to the next call), best of 5: the part of a chain's
+    cost per node that is neither asyncio nor the activity."""
+    from obelisk.interpreters.machine import advance, begin, settle
+    from obelisk.interpreters.outcomes import Returned
+
+    plan = obelisk_compile("chain", n)
+    state, _ = advance(begin(plan, trace=False))
+    start = time.process_time()
+    for _ in range(10_000):
+        settle(state, [])
+    empty = (time.process_time() - start) / 10_000 * 1e6
+
+    def walk() -> float:
+        current, ready = advance(begin(plan, trace=False))
+        begun = time.process_time()
+        while ready:
+            node = ready[0].node
+            current, ready = settle(current, [(node, Returned(node), "2026-01-01T00:00:00.000Z")])
+        return (time.process_time() - begun) / n * 1e6
+
+    walk()  # the plan's call templates are made on its first run
+    return empty, min(walk() for _ in range(5))
+
+
 def _merge(current: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     # In place: the benchmark does not charge LangGraph for copying its state.
     current.update(update)
@@ -436,6 +463,13 @@ def run_bench(sizes: list[int], rounds: Mapping[int, int], engines: list[str]) -
             raw, floor = med("raw asyncio", kind, n, 1), med("design floor", kind, n, 1)
             print(f"  design floor/raw asyncio, {kind} {n:,}: {floor / raw:.1f} "
                   f"(obelisk asyncio/design floor {med(ob, kind, n, 1) / floor:.1f})")
+    if 1_000 in sizes:
+        empty, chain_step = machine_alone(1_000)
+        raw = med("raw asyncio", "chain", 1_000, 1) / 1_000 * 1e6
+        print(f"  the machine alone, chain 1,000 (settle and advance per call, no asyncio, no "
+              f"activity): {chain_step:.1f} µs a call, {chain_step / raw:.1f} x raw asyncio's "
+              f"whole node; a transition that changes nothing: {empty:.1f} µs "
+              f"({empty / raw:.1f} x)")
     if "langgraph" in engines:
         for kind in KINDS:
             for n in sizes:
