@@ -330,6 +330,10 @@ class _Resumed(collections.abc.Coroutine):  # type: ignore[type-arg]
         self.pending: tuple[Any] | None = (waited,)  # the first step's yield, not yet given
         self.reports = False
 
+    @property
+    def __name__(self) -> str:  # what asyncio shows for the task's coroutine
+        return f"obelisk call {self.node}"
+
     def send(self, value: Any) -> Any:
         pending = self.pending
         if pending is not None:

@@ -116,11 +116,14 @@ def start_context(seed: Any) -> Context:
 
 
 @settings(max_examples=300, deadline=None)
-@given(STEPS, st.sampled_from([{}, {"a": {"b": 1}}, {"a": 1, "c": [1, 2]}]))
+@given(STEPS, st.sampled_from([{}, {"a": {"b": 1}}, {"a": 1, "c": [1, 2]}]), st.booleans())
 def test_appending_in_one_go_makes_the_context_appending_one_by_one_makes(
-        steps: list[tuple[list[Any], bool]], seed: Any) -> None:
+        steps: list[tuple[list[Any], bool]], seed: Any, fast: bool) -> None:
+    # ``fast`` False: a pyrsistent whose maps the import check refused (every write
+    # then takes Context.append_write's route).
     one_by_one = start_context(seed)
     appender = Appender(start_context(seed))
+    appender._fast = fast
     number = 0
     for group, read in steps:
         pairs = []
