@@ -18,7 +18,7 @@ from pyrsistent.typing import PMapEvolver
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_path
 from obelisk.core.text import article
-from obelisk.core.values import MISSING, Frozen, Missing, json_type, pmap_from
+from obelisk.core.values import MISSING, Frozen, Missing, bucket_get, json_type, pmap_from
 
 
 class Method(str, enum.Enum):
@@ -207,15 +207,8 @@ def get_key(container: PMap[str, Any], key: str) -> Any:
     return _get(container, key) if _FAST_SET.on else container.get(key, MISSING)
 
 
-def _get(container: PMap[str, Frozen], key: str) -> Frozen | Missing:
-    # container.get(key, MISSING), from the buckets.
-    buckets: Any = container._buckets
-    bucket = buckets[hash(key) % len(buckets)]
-    if bucket:
-        for k, v in bucket:
-            if k == key:
-                return v  # type: ignore[no-any-return]
-    return MISSING
+#: container.get(key, MISSING), from the buckets.
+_get: Callable[[PMap[str, Frozen], str], Frozen | Missing] = bucket_get
 
 
 def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str, Frozen]:

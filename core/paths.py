@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from pyrsistent import PMap, PVector
 
-from obelisk.core.values import MISSING, Frozen, Missing
+from obelisk.core.values import BUCKET_GET, MISSING, Frozen, Missing, bucket_get
 
 Segment: TypeAlias = "str | int"
 Path: TypeAlias = "tuple[str | int, ...]"
@@ -28,8 +28,12 @@ def get_in(value: Frozen | Missing, path: Path) -> Frozen | Missing:
     A path is MISSING when a key is absent, an index is out of range, or the path goes
     through a scalar (or through MISSING).
     """
+    fast = BUCKET_GET
     for segment in path:
-        value = step(value, segment)
+        if fast and type(value) is PMap and type(segment) is str:  # the common step
+            value = bucket_get(value, segment)
+        else:
+            value = step(value, segment)
         if value is MISSING:
             return MISSING
     return value

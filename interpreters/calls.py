@@ -240,14 +240,15 @@ def _unescape(value: Any) -> Any:
     return value
 
 
-_EMPTY = Context()
+#: The context of a call without ``_scopes``: empty (one object, shared).
+NO_CONTEXT = Context()
 
 
 def scoped_context(context: Context, node: Node) -> Context:
     """What an activity sees (§7.5): messages of the kinds in ``_scopes`` that are global
-    or this call's instance. No ``_scopes``: an empty context."""
+    or this call's instance. No ``_scopes``: an empty context (:data:`NO_CONTEXT`)."""
     if not node.scopes:
-        return _EMPTY
+        return NO_CONTEXT
     kinds = set(node.scopes)
     kept = []
     for message in context.messages:

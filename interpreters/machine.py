@@ -423,14 +423,17 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
         for key, prescribed in node.prescribed.items():  # §5: as if the call wrote it
             call.setdefault(key, thaw(prescribed))
     tool = plan.tool_of(node)
-    problems = calls.param_problems(tool, call)
-    if problems:
-        _fail(step, node_id, "ParamSchema", f"resolved parameters fail {problems}")
-        return None
+    if tool is not None:
+        problems = calls.param_problems(tool, call)
+        if problems:
+            _fail(step, node_id, "ParamSchema", f"resolved parameters fail {problems}")
+            return None
     step.status = step.status.set(node_id, Status.RUNNING)
     step.running += 1
-    step.record(EventKind.STARTED, node_id)
-    return Invocation(node_id, call, tool, calls.scoped_context(context, node))
+    if step.tracing:
+        step.record(EventKind.STARTED, node_id)
+    return Invocation(node_id, call, tool,
+                      calls.scoped_context(context, node) if node.scopes else calls.NO_CONTEXT)
 
 
 def _skip(step: _Step, node_id: int, params: list[Param]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from obelisk.compiler.parse import parse_reference
 from obelisk.core import paths
@@ -167,3 +169,22 @@ def test_rendering_is_the_same_through_the_key_memo_and_the_memo_stays_bounded()
         assert len(paths._RENDERED) <= paths._RENDERED_MAX
     for kind, path, text in RENDER:
         assert render_reference(kind, path) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.integers() | st.text(max_size=2),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["a", "b", "0", "1", ""]), inner, max_size=4),
+                    max_leaves=12),
+       st.lists(st.sampled_from(["a", "b", "0", "1", "", 0, 1, -1, 5]), max_size=4))
+def test_get_in_reads_maps_from_their_buckets_as_step_reads_them(value: Any, path: list[Any]) -> None:
+    from obelisk.core import values
+
+    assert values.BUCKET_GET  # the shortcut, on this pyrsistent
+    frozen = freeze(value)
+    expected: Any = frozen
+    for segment in path:  # the definition: one step at a time
+        expected = paths.step(expected, segment)
+        if expected is MISSING:
+            break
+    assert paths.get_in(frozen, tuple(path)) == expected
