@@ -256,6 +256,18 @@ class Context:
         new._record(self, write, index, after)
         return new, None
 
+    def append_writes(self, pairs: Iterable[tuple[Any, Write]], *,
+                      output: bool = False) -> tuple[Context, WriteError | None]:
+        """:meth:`append_write` of every ``(message, write)`` of ``pairs`` in order, or of
+        none of them: the new context and None, or this context and the first
+        :class:`WriteError` (a call's fan-out is kept whole or not at all)."""
+        context = self
+        for message, write in pairs:
+            context, error = context.append_write(message, write, output=output)
+            if error is not None:
+                return self, error
+        return context, None
+
     def write_error(self, message: Any) -> WriteError | None:
         """The :class:`WriteError` reading ``message``'s kind would raise after appending
         it, or None: the error of a kind that is already broken, or the one this write
@@ -384,13 +396,8 @@ class Appender:
         first :class:`WriteError` is returned and the context so far is left as it was."""
         if len(pairs) == 1:
             return self.append_write(*pairs[0], output=output)
-        context = self.context()
-        for message, write in pairs:
-            context, error = context.append_write(message, write, output=output)
-            if error is not None:
-                return error
-        self._base = context
-        return None
+        self._base, error = self.context().append_writes(pairs, output=output)
+        return error
 
     def context(self) -> Context:
         """The context with every write so far (appending may go on after)."""

@@ -365,18 +365,36 @@ class _FAST_ITEMS:  # noqa: N801 - a flag, named like those of core/messages.py 
     on = False
 
 
-def _check_fast_items() -> bool:
+def bucket_get(container: PMap[str, Any], key: str) -> Any:
+    """``container.get(key, MISSING)`` read from PMap's buckets (a third of the time):
+    only while :data:`BUCKET_GET` says a check at import found maps laid out so."""
+    buckets: Any = container._buckets
+    bucket = buckets[hash(key) % len(buckets)]
+    if bucket:
+        for k, v in bucket:
+            if k == key:
+                return v
+    return MISSING
+
+
+def _check_buckets() -> bool:
+    # PMap's buckets read as pyrsistent reads them: every map's items (_items), and each
+    # key's value where its hash files it (bucket_get), present or not.
     try:
         _FAST_ITEMS.on = True
         many: PMap[str, Frozen] = pmap({f"k{i}": i for i in range(50)})
         maps: list[PMap[str, Frozen]] = [pmap(), pmap({"a": 1}), many,
-                                         many.set("k3", "x").remove("k7")]
-        return all(sorted(_items(m), key=_KEY) == sorted(m.items()) for m in maps)
+                                         many.set("k3", "x").remove("k7").set("new", 2)]
+        keys = ["a", "k3", "k7", "new", "absent", "", *(f"k{i}" for i in range(60))]
+        return (all(sorted(_items(m), key=_KEY) == sorted(m.items()) for m in maps)
+                and all(bucket_get(m, k) is m.get(k, MISSING) for m in maps for k in keys))
     except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
         return False
 
 
-_FAST_ITEMS.on = _check_fast_items()
+#: Whether :func:`bucket_get` may be used (and :func:`_items` read buckets, unless a test
+#: turns ``_FAST_ITEMS.on`` off to try the ordinary way).
+BUCKET_GET = _FAST_ITEMS.on = _check_buckets()
 
 
 def _pmap_from(size: int, buckets: Any) -> PMap[Any, Any]:
@@ -405,43 +423,12 @@ def _check_pmap_from() -> bool:
         return False
 
 
-def pmap_from(size: int, buckets: Any) -> PMap[Any, Any]:
-    """``PMap(size, buckets)``: the map over ``buckets`` (a PVector of bucket lists laid
-    out as PMap lays them out) holding ``size`` entries. Made without PMap's
-    Python-level constructor when a check at import finds that makes the same maps."""
-    return _pmap_from(size, buckets) if _PMAP_FROM else PMap(size, buckets)  # type: ignore[call-arg]
-
-
-_PMAP_FROM = _check_pmap_from()
-if _PMAP_FROM:
-    pmap_from = _pmap_from  # noqa: F811 - the checked shortcut, called directly
-
-
-def bucket_get(container: PMap[str, Any], key: str) -> Any:
-    """``container.get(key, MISSING)`` read from PMap's buckets (a third of the time):
-    only while :data:`BUCKET_GET` says a check at import found maps laid out so."""
-    buckets: Any = container._buckets
-    bucket = buckets[hash(key) % len(buckets)]
-    if bucket:
-        for k, v in bucket:
-            if k == key:
-                return v
-    return MISSING
-
-
-def _check_bucket_get() -> bool:
-    try:
-        many: PMap[str, Any] = pmap({f"k{i}": i for i in range(50)})
-        maps: list[PMap[str, Any]] = [pmap(), pmap({"a": 1}), many,
-                                      many.set("k3", "x").remove("k7").set("new", 2)]
-        keys = ["a", "k3", "k7", "new", "absent", "", *(f"k{i}" for i in range(60))]
-        return all(bucket_get(m, k) is m.get(k, MISSING) for m in maps for k in keys)
-    except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
-        return False
-
-
-#: Whether :func:`bucket_get` may be used.
-BUCKET_GET = _check_bucket_get()
+#: ``PMap(size, buckets)``: the map over ``buckets`` (a PVector of bucket lists laid out as
+#: PMap lays them out) holding ``size`` entries; made without PMap's Python-level
+#: constructor when a check at import finds that makes the same maps.
+pmap_from: Callable[[int, Any], PMap[Any, Any]] = (
+    _pmap_from if _check_pmap_from() else PMap)  # type: ignore[assignment]
+_PMAP_FROM = pmap_from is _pmap_from
 
 
 def _pmap_of_dict(entries: dict[str, Any]) -> PMap[str, Any]:

@@ -224,7 +224,7 @@ def _start(run: _Run, invocation: Invocation) -> None:
         begun.reports = True
         run.tasks[node] = asyncio.create_task(begun)
     else:
-        run.finished.append((node, begun))  # type: ignore[arg-type]
+        _report(run, node, begun)  # type: ignore[arg-type]
 
 
 def _begin(run: _Run, invocation: Invocation) -> Outcome | Abort | _Resumed:

@@ -80,15 +80,14 @@ class CallCache:
         at = node.id
         if at < len(flags) and flags[at] == 1:
             return node.output_text  # type: ignore[return-value]
-        text = str(target)
-        same = text == node.output_text
+        text = target_text(node, target)
         output = node.output
         if output is not None and len(output.alternatives) == 1 \
                 and len(output.alternatives[0].targets) == 1:
             if at >= len(flags):  # grown geometrically: node ids come in order
                 flags.extend(bytes(max(at + 1, 2 * len(flags), 64) - len(flags)))
-            flags[at] = 1 if same else 2
-        return node.output_text if same else text  # type: ignore[return-value]
+            flags[at] = 1 if text is node.output_text else 2
+        return text
 
     def template(self, node: Node) -> dict[str, Any]:
         """The node's call as plain JSON, never handed out: only copies of it (see

@@ -189,9 +189,9 @@ class _Step:
     the machine's functions.
     """
 
-    __slots__ = ("plan", "_context", "appender", "batching", "took_pending", "status", "waiting", "candidates", "running",
-                 "errors", "reasons", "trace", "open", "max_nodes", "took", "approvals",
-                 "tracing", "cache")
+    __slots__ = ("plan", "_context", "appender", "batching", "took_pending", "status",
+                 "waiting", "candidates", "running", "errors", "reasons", "trace", "open",
+                 "max_nodes", "took", "approvals", "tracing", "cache")
 
     def __init__(self, state: RunState) -> None:
         self.plan = state.plan
@@ -237,9 +237,7 @@ class _Step:
         if self.took_pending:
             self.took = self.took.set_all(self.took_pending)
             self.took_pending = []
-        if self.appender is not None:
-            self._context = self.appender.context()
-            self.appender = None
+        self._context = self.context  # the appender's writes, made into the context
 
     def appending(self) -> Appender:
         """The appender of a step that completes several calls (see :meth:`batch`)."""
@@ -270,13 +268,8 @@ class _Step:
         less for one write."""
         if self.batching:
             return self.appending().append_writes(writes, output=True)
-        context = self._context
-        for message, write in writes:
-            context, error = context.append_write(message, write, output=True)
-            if error is not None:
-                return error
-        self._context = context
-        return None
+        self._context, error = self._context.append_writes(writes, output=True)
+        return error
 
     def state(self) -> RunState:
         """The new run state this step made."""
@@ -528,11 +521,7 @@ def complete_all(state: RunState,
     many calls at once pays for one). Raises ``ValueError`` if a node is not running.
     """
     step = _Step(state)
-    finished = list(finished)
-    if len(finished) > 1:
-        step.batch()
-    for node_id, outcome, date in finished:
-        _complete(step, node_id, outcome, date)
+    _complete_many(step, finished)
     return step.state()
 
 
@@ -545,14 +534,19 @@ def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
     every completion releases the next call, that is one state in two).
     """
     step = _Step(state)
+    _complete_many(step, finished)
+    step.unbatch()
+    ready = _advance(step)
+    return step.state(), ready
+
+
+def _complete_many(step: _Step, finished: Iterable[tuple[int, Outcome, str]]) -> None:
+    # _complete of each in turn; several in place (see _Step.batch), one as it is.
     finished = list(finished)
     if len(finished) > 1:
         step.batch()
     for node_id, outcome, date in finished:
         _complete(step, node_id, outcome, date)
-    step.unbatch()
-    ready = _advance(step)
-    return step.state(), ready
 
 
 def _complete(step: _Step, node_id: int, outcome: Outcome, date: str) -> None:
