@@ -31,6 +31,10 @@ class Method(str, enum.Enum):
     CONCAT = "concat"
 
 
+# Method.SET as a module constant, for the check on every write: reading an Enum member
+# through its class costs about 70 ns on Python 3.11, a module constant about 6.
+_SET = Method.SET
+
 def _set(old: Frozen | Missing, new: Frozen) -> Frozen:
     # set: the new value replaces whatever was there.
     return new
@@ -105,11 +109,11 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     Raises :class:`WriteError` (with the reason; the caller adds kind and message) when the
     write cannot be applied. Iterative: descends once, then rebuilds the spine bottom-up.
     """
-    if method is Method.SET and type(root) is PMap:
+    if method is _SET and type(root) is PMap:
         # The most common write: a key set through objects that exist (or one level that
         # does not), every segment a key. Same result as the general loop below, without
         # its spine of (container, key) pairs and per-level dispatch.
-        fast = _set_in_objects(root, path, value)
+        fast = set_in_objects(root, path, value)
         if fast is not None:
             return fast
     combine = METHODS[method]
@@ -164,10 +168,11 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
     return node
 
 
-def _set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen | None:
-    # ``set`` of ``value`` at ``path`` when every segment is a key and every container on
-    # the way is an object, except that the last one may be MISSING (created); None when
-    # the path leaves that shape (the caller then takes the general route).
+def set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen | None:
+    """``apply_write(root, path, Method.SET, value)`` when every segment of ``path`` is a
+    key and every container on the way is an object, except that the last one may be
+    missing (it is created); None when the path leaves that shape (then ask
+    :func:`apply_write`, which tries this first)."""
     last = len(path) - 1
     if last < 0:
         return None

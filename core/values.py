@@ -136,6 +136,10 @@ def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
     dict, for a caller that then reads many of them (a dict is cheaper to read than a
     PMap, and building it here costs no second walk).
     """
+    kind = type(value)  # the commonest results first, told as _plain_scalar tells them
+    if (kind is int and -_SMALL < value < _SMALL) or (kind is str and value.isascii()) \
+            or kind is bool or value is None:
+        return cast(Scalar, value)
     bound = _int_bound()
     try:
         return _freeze(value, 0, [max_nodes - 1], bound, members)

@@ -36,7 +36,7 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
-from obelisk.interpreters.calls import Invocation, fresh
+from obelisk.interpreters.calls import Invocation, fresh, started
 from obelisk.interpreters.common import (
     Observer,
     clock_of,
@@ -45,7 +45,7 @@ from obelisk.interpreters.common import (
     prepare,
     traced,
 )
-from obelisk.interpreters.events import Cancelled, Decided, Finished, Started
+from obelisk.interpreters.events import Cancelled, Decided, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
     RunState,
@@ -139,7 +139,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 ready, settled = settled, None
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
-                    run.tell(Started(invocation.node, fresh(invocation.call)))
+                    run.tell(started(run.tell, invocation))
             if undecided:
                 ready, undecided = (*undecided, *ready), ()
             for invocation in ready:

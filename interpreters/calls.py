@@ -43,6 +43,7 @@ from obelisk.core.values import (
     thaw_counted,
     without_surrogates,
 )
+from obelisk.interpreters.events import Started
 from obelisk.interpreters.outcomes import Raised
 
 
@@ -152,6 +153,16 @@ def bounded_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
         return Raised("ValueTooLarge", too_large(node, "resolved call", max_nodes),
                       contract=True)
 
+
+def started(tell: Any, invocation: Invocation) -> Started:
+    """The :class:`Started` event of ``invocation`` for the observer ``tell``: with a
+    deep copy of the resolved call (what an observer changes in it, the activity never
+    sees), or with an empty call for an observer that declares it never reads the call
+    (a ``reads_calls = False`` attribute: the journal's recorder, which writes the node
+    only, would otherwise make every journaled call pay for a copy nobody reads)."""
+    if getattr(tell, "reads_calls", True):
+        return Started(invocation.node, fresh(invocation.call))
+    return Started(invocation.node, {})
 
 def fresh(call: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of a plain JSON call, for each party that is handed one (the approval

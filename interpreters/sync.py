@@ -16,7 +16,7 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
-from obelisk.interpreters.calls import Invocation, fresh
+from obelisk.interpreters.calls import Invocation, fresh, started
 from obelisk.interpreters.common import (
     Observer,
     clock_of,
@@ -25,7 +25,7 @@ from obelisk.interpreters.common import (
     prepare,
     traced,
 )
-from obelisk.interpreters.events import Decided, Finished, Started
+from obelisk.interpreters.events import Decided, Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import as_verdict
@@ -91,7 +91,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                 approved = ()
                 if tell is not None:
                     for invocation in ready:
-                        tell(Started(invocation.node, fresh(invocation.call)))
+                        tell(started(tell, invocation))
     finally:
         loop.close()
 

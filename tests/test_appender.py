@@ -124,6 +124,9 @@ def test_appending_in_one_go_makes_the_context_appending_one_by_one_makes(
     one_by_one = start_context(seed)
     appender = Appender(start_context(seed))
     appender._fast = fast
+    # A single call's output appended by the context's own shortcut (the engine's route
+    # when one call completes alone), every other group by Context.append_writes.
+    by_output = start_context(seed)
     number = 0
     for group, read in steps:
         pairs = []
@@ -146,11 +149,22 @@ def test_appending_in_one_go_makes_the_context_appending_one_by_one_makes(
         else:
             error = appender.append_writes(pairs, output=True)
         assert str(error) == str(expected)
+        if len(pairs) == 1:
+            message, write = pairs[0]
+            got, error = by_output.append_output(message, write.kind, write.instance,
+                                                 write.path, write.method, write.value)
+        else:
+            got, error = by_output.append_writes(pairs, output=True)
+        assert str(error) == str(expected)
+        assert (got is by_output) == (expected is not None)  # nothing of a failure kept
+        by_output = got
         if read:
             assert state_of(appender.context()) == state_of(one_by_one)
+            assert state_of(by_output) == state_of(one_by_one)
     made = appender.context()
     assert state_of(made) == state_of(one_by_one)
     assert made == one_by_one
+    assert state_of(by_output) == state_of(one_by_one)
     # The contexts it made are ordinary ones: appending goes on as on any other.
     more = message_and_write("state", None, ("a",), Method.SET, 1, number)
     assert state_of(made.append_write(*more)[0]) == state_of(one_by_one.append_write(*more)[0])
@@ -180,3 +194,20 @@ def test_the_described_index_keeps_input_messages() -> None:
     made = appender.context()
     assert [m["kind"] for m in made.described()] == ["input"] * 4
     assert list(made.described()) == [m for m in made if m.get("kind") == "input"]
+
+
+def test_a_single_output_keeps_the_described_index_and_counts_the_write() -> None:
+    # Context.append_output's shortcut does what append_write's route does for it: an
+    # input message is indexed, and the kind's version counts the write.
+    context = Context.of([{"type": "data", "kind": "input", "data": {}}])
+    one_by_one = context
+    for number in range(3):
+        message, write = message_and_write("input", None, (f"k{number}",), Method.SET,
+                                           number, number)
+        context, error = context.append_output(message, "input", None, write.path,
+                                               Method.SET, write.value)
+        assert error is None
+        one_by_one = one_by_one.append_write(message, write, output=True)[0]
+    assert [m["kind"] for m in context.described()] == ["input"] * 4
+    assert context._globals["input"][1] == 4
+    assert state_of(context) == state_of(one_by_one)

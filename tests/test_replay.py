@@ -103,3 +103,44 @@ def test_a_cancelled_run_records_its_cancellation() -> None:
     assert events[-1] == Cancelled()
     state = replay(result.plan, None, events)
     assert finish(state).calls == result.calls
+
+
+class _NodesOnly:
+    """An observer that declares it never reads the calls of Started events (as the
+    journal's recorder does)."""
+
+    reads_calls = False
+
+    def __init__(self) -> None:
+        self.events: list[RunEvent] = []
+
+    def __call__(self, event: RunEvent) -> None:
+        self.events.append(event)
+
+
+def test_started_events_carry_a_copy_of_the_call_unless_the_observer_never_reads_it() -> None:
+    plan = [{"_tool": "a", "x": {"deep": [1]}, "_outputPath": "†state.a"}]
+    seen: list[Any] = []
+
+    def meddling(event: RunEvent) -> None:
+        if isinstance(event, Started):  # changes its copy: the activity must not see it
+            event.call["x"]["deep"].append(2)
+            event.call["extra"] = True
+
+    for interpreter in ("sync", "asyncio"):
+        seen.clear()
+
+        def activity(call: Any, tool: Any, context: Any) -> Any:
+            seen.append(call)
+            return 1
+
+        nodes_only = _NodesOnly()
+        if interpreter == "sync":
+            run_sync(plan, activities={"a": activity}, observer=meddling)
+            run_sync(plan, activities={"a": activity}, observer=nodes_only)
+        else:
+            asyncio.run(run_async(plan, activities={"a": activity}, observer=meddling))
+            asyncio.run(run_async(plan, activities={"a": activity}, observer=nodes_only))
+        assert seen == [{"_tool": "a", "x": {"deep": [1]}, "_outputPath": "†state.a"}] * 2
+        started = [e for e in nodes_only.events if isinstance(e, Started)]
+        assert [(e.node, e.call) for e in started] == [(0, {})]

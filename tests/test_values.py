@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core.errors import ValueTooLarge
-from obelisk.core.values import MISSING, NotJSONError, freeze, present, thaw, thaw_counted
+from obelisk.core.values import (
+    MISSING,
+    UNLIMITED,
+    NotJSONError,
+    freeze,
+    present,
+    thaw,
+    thaw_counted,
+)
 
 
 def strict(value: Any) -> str:
@@ -299,6 +307,32 @@ def test_a_plainly_json_value_is_one_freeze_accepts(value: Any) -> None:
 
     if plainly_json(value):
         freeze(value)
+
+
+SCALARS = (st.none() | st.booleans() | st.integers() | st.text(max_size=4)
+           | st.integers(min_value=10 ** 599, max_value=10 ** 700).map(lambda n: n * (-1) ** n)
+           | st.sampled_from([10 ** 600, -(10 ** 600), 10 ** 600 - 1, 10 ** 4300, "\ud800",
+                              "é\udfff", "é", True, 2 ** 63]))
+
+
+@settings(deadline=None, max_examples=400)
+@given(SCALARS, st.sampled_from([1, 7, UNLIMITED]))
+def test_freezing_a_scalar_takes_the_shortcut_only_where_the_walk_agrees(
+        value: Any, max_nodes: int) -> None:
+    # freeze returns the commonest scalars before the walk: the walk must give the same
+    # value, and a scalar it refuses (too long to print, a lone surrogate) must still be
+    # refused. The walk is what freeze did before the shortcut.
+    from obelisk.core.values import _freeze, _int_bound
+
+    try:
+        walked: Any = _freeze(value, 0, [max_nodes - 1], _int_bound())
+    except NotJSONError as exc:
+        walked = ("refused", exc.reason)
+    try:
+        got: Any = freeze(value, max_nodes=max_nodes)
+    except NotJSONError as exc:
+        got = ("refused", exc.reason)
+    assert got == walked and type(got) is type(walked)
 
 
 @pytest.mark.parametrize(("value", "plain"), [

@@ -56,6 +56,10 @@ def _c_encoder() -> Callable[[Any, int], Any] | None:
 
 _C_ENCODER = _c_encoder()
 
+# Read for every call's row: an Enum member read through its class costs about 70 ns on
+# Python 3.11, a module constant about 6.
+_FINISH = RecordKind.FINISH
+
 
 def dumps(value: Any) -> str:
     """Compact JSON text, keys in the order given (the order a context was written in)."""
@@ -82,14 +86,15 @@ def digest_of(header: str, version: int = FORMAT_VERSION) -> str:
     return hashlib.sha256(f"{version}\n{header}".encode()).hexdigest()
 
 
-def _outcome(outcome: Outcome) -> dict[str, Any]:
+def _finished(outcome: Outcome, date: str) -> dict[str, Any]:
+    # A FINISH row's data: the date, then the outcome.
+    if isinstance(outcome, Returned):  # most rows: without the match's pattern tests
+        return {"date": date, "returned": outcome.value}
     match outcome:
-        case Returned(value=value):
-            return {"returned": value}
         case Chose(path=path, value=value):
-            return {"chose": path, "value": value}
+            return {"date": date, "chose": path, "value": value}
         case Raised(type=etype, message=message, data=data, contract=contract):
-            out: dict[str, Any] = {"raised": etype, "message": message}
+            out: dict[str, Any] = {"date": date, "raised": etype, "message": message}
             if data is not MISSING:
                 out["data"] = data
             if contract:
@@ -118,15 +123,15 @@ def _not_json(outcome: Outcome, dropped: bool) -> Outcome:
 
 def encode(event: RunEvent, plan: CompiledPlan) -> tuple[RecordKind, int | None, str | None]:
     """One run event of a run of ``plan`` as a row's kind, node and JSON data."""
+    if isinstance(event, Finished):  # most rows: without the match's pattern tests
+        # The machine's own check first: a value json.dumps would write but the machine
+        # refuses (a key that is not a string) must be recorded as refused.
+        node = event.node
+        outcome = _not_json(event.outcome, plan.nodes[node].output is None)
+        return _FINISH, node, dumps(_finished(outcome, event.date))
     match event:
         case Started(node=node):
             return RecordKind.START, node, None
-        case Finished(node=node, outcome=outcome, date=date):
-            # The machine's own check first: a value json.dumps would write but the
-            # machine refuses (a key that is not a string) must be recorded as refused.
-            dropped = plan.nodes[node].output is None
-            data = {"date": date, **_outcome(_not_json(outcome, dropped))}
-            return RecordKind.FINISH, node, dumps(data)
         case Decided(node=node, verdict=verdict):
             return RecordKind.DECIDE, node, dumps(_verdict(verdict))
         case Cancelled():

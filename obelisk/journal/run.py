@@ -152,7 +152,7 @@ def _sync_invoker(inner: SyncExecutor, session: _Session) -> SyncExecutor:
     seen: set[int] = set()
 
     def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
-        stopped = _interrupted(session, invocation, seen)
+        stopped = _interrupted(session, invocation, seen) if session.interrupted else None
         if stopped is not None:
             return stopped
         invocation.call["_idempotencyKey"] = session.recorder.invoking(
@@ -168,7 +168,7 @@ def _async_invoker(inner: AsyncExecutor, session: _Session, *,
     seen: set[int] = set()
 
     async def run(invocation: Invocation) -> Outcome:
-        stopped = _interrupted(session, invocation, seen)
+        stopped = _interrupted(session, invocation, seen) if session.interrupted else None
         if stopped is not None:
             return stopped
         invocation.call["_idempotencyKey"] = session.recorder.invoking(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from attrs import frozen
 
@@ -61,9 +61,11 @@ class RecordKind(str, enum.Enum):
     END = "end"
 
 
-@frozen
-class Record:
-    """One row of a run's journal: its number, kind, node (or tick) and JSON ``data``."""
+class Record(NamedTuple):
+    """One row of a run's journal: its number, kind, node (or tick) and JSON ``data``.
+
+    A named tuple: a run makes two or three rows per call, and a tuple is made in half
+    the time of a frozen attrs instance (fields read alike: ``record.kind``)."""
 
     seq: int
     kind: RecordKind
