@@ -353,6 +353,12 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
 _KEY = operator.itemgetter(0)
 
 
+def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
+    """A frozen object's ``(key, value)`` pairs in key order: the order :func:`thaw`
+    gives its keys."""
+    return sorted(_items(src), key=_KEY)
+
+
 def _items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     # A PMap's items, read from its buckets (a list of (key, value) lists or None)
     # without the generators of PMap.items(); the items of a map that is not laid out so

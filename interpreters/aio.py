@@ -163,7 +163,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 begun = _begin(run, invocation)
                 if type(begun) is _Resumed:
                     begun = await begun
-                settled = _settle(run, [(invocation.node, begun)])  # type: ignore[list-item]
+                settled = _settle_one(run, invocation.node, begun)  # type: ignore[arg-type]
                 continue
             while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
                 _start(run, run.queued.popleft())
@@ -299,6 +299,19 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
     if run.tell is not None:
         for node, outcome, date in settled:
             run.tell(Finished(node, outcome, date))
+    return ready
+
+
+def _settle_one(run: _Run, node: int, outcome: Outcome | Abort) -> tuple[Invocation, ...]:
+    """:func:`_settle` of the one call the loop awaited itself (no task of its own): the
+    same steps for a batch of one, without the batch."""
+    if type(outcome) is Abort:
+        raise outcome.exception
+    date = run.clock()
+    gc_keep()
+    run.state, ready = settle(run.state, ((node, outcome, date),))  # type: ignore[arg-type]
+    if run.tell is not None:
+        run.tell(Finished(node, outcome, date))  # type: ignore[arg-type]
     return ready
 
 

@@ -39,6 +39,7 @@ from obelisk.core.values import (
     UNLIMITED,
     Frozen,
     freeze,
+    sorted_items,
     thaw,
     thaw_counted,
     without_surrogates,
@@ -64,10 +65,13 @@ class CallCache:
     a result (two threads filling one key store equal values); only this module touches it.
     """
 
-    __slots__ = ("templates", "plan", "sole")
+    __slots__ = ("templates", "plan", "sole", "seen")
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, dict[str, Any]] = {}
+        #: By node id, a byte: 1 once a call of the node has been made (its template is
+        #: kept from the second on; see :meth:`call`).
+        self.seen = bytearray()
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
         #: By node id, a byte: 1 when the node writes one target, whose text is the
@@ -97,6 +101,26 @@ class CallCache:
         if call is None:
             call = self.templates[node.id] = _call_template(node)
         return call
+
+    def call(self, node: Node) -> dict[str, Any]:
+        """A new plain copy of the node's call, to resolve parameters into.
+
+        The first call of a node is made from the node itself and nothing is kept: most
+        plans run once (an agent compiles a plan per tick), and keeping a template would
+        cost that run a copy of it and a dict per call for as long as the plan lives. From
+        the second call of the node on (a plan run again, a dry run exploring branches),
+        the template is kept and copied (:func:`fresh`: a fifth of making it again)."""
+        at = node.id
+        call = self.templates.get(at)
+        if call is not None:
+            return fresh(call)
+        seen = self.seen
+        if at < len(seen) and seen[at]:
+            return fresh(self.template(node))
+        if at >= len(seen):  # grown geometrically: node ids come in order
+            seen.extend(bytes(max(at + 1, 2 * len(seen), 64) - len(seen)))
+        seen[at] = 1
+        return _call_template(node)
 
 
 #: The shared caches, by ``id(plan)``; an entry leaves when its plan is collected.
@@ -130,7 +154,7 @@ def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
     :class:`ValueTooLarge` when the values read hold more than ``max_nodes`` JSON values
     together (one frozen value read twice counts twice: it is handed out twice).
     """
-    call: Any = fresh(cache.template(node) if cache is not None else _call_template(node))
+    call: Any = cache.call(node) if cache is not None else _call_template(node)
     left = max_nodes
     for path, value in values.items():
         target = call
@@ -228,16 +252,26 @@ def _repr(value: Any) -> str:
 
 
 def _call_template(node: Node) -> dict[str, Any]:
-    # The call as plain JSON, its instance added and literal \† strings unescaped: a
-    # copy of it (``fresh``) is what parameters are resolved into (nodes are immutable,
-    # so the template is cached; copying it costs a fifth of a JSON round trip).
-    call: Any = thaw(node.call)
+    # The call as plain JSON (thaw: keys in order), its instance added and literal \†
+    # strings of its parameters unescaped: what parameters are resolved into (a copy of
+    # it, ``fresh``, once a node's template is kept). Scalars, nearly every value of a
+    # call, are taken as they are, in one pass over the call's entries.
+    call: dict[str, Any] = {}
+    for key, value in sorted_items(node.call):  # type: ignore[arg-type]  # a call is an object
+        kind = type(value)
+        if kind is str:
+            call[key] = value if key[:1] == "_" else unescape_literal(value)  # type: ignore[arg-type]
+        elif kind in _PLAIN_SCALARS:
+            call[key] = value
+        else:
+            call[key] = thaw(value) if key[:1] == "_" else _unescape(thaw(value))
     if node.instance is not None:
         call["_instance"] = node.instance
-    for key, value in call.items():
-        if key[:1] != "_":
-            call[key] = unescape_literal(value) if type(value) is str else _unescape(value)
-    return call  # type: ignore[no-any-return]
+    return call
+
+
+#: The scalar types of a frozen value other than str (exact types).
+_PLAIN_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _unescape(value: Any) -> Any:

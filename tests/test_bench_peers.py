@@ -51,8 +51,9 @@ def test_measure_checks_every_engine_answer(kind: str) -> None:
     engines += ["langgraph"] if peers.have_langgraph() else []
     with peers.Clock() as clock:
         plan = peers.obelisk_compile(kind, 20)
+    plans = {"obelisk sync": plan, "obelisk asyncio": peers.obelisk_compile(kind, 20)}
     for engine in engines:
-        compile_clock, run_clock = peers.measure(engine, kind, 20, (clock, plan))
+        compile_clock, run_clock = peers.measure(engine, kind, 20, (clock, plans))
         assert compile_clock.cpu >= 0 and run_clock.wall >= 0
 
 

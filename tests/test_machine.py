@@ -773,6 +773,97 @@ def test_the_remembered_target_text_is_the_text_rendered_each_time(output: str) 
         written if result.calls[0].outcome == "executed" else [])
 
 
+def _template_reference(node: Any) -> dict[str, Any]:
+    # The definition of a node's call template: the call thawed, its instance added,
+    # literal \\† strings of its parameters (not its meta-properties) unescaped.
+    from obelisk.compiler.parse import unescape_literal
+
+    def unescape(value: Any) -> Any:
+        if isinstance(value, str):
+            return unescape_literal(value)
+        if isinstance(value, dict):
+            return {k: unescape(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [unescape(v) for v in value]
+        return value
+
+    call: Any = thaw(node.call)
+    if node.instance is not None:
+        call["_instance"] = node.instance
+    return {k: v if k[:1] == "_" else unescape(v) for k, v in call.items()}
+
+
+_LITERAL_TEXT = (st.sampled_from(["\\†x", "\\\\†y", "plain", "a\\†", "", "\\x"])
+                 | st.text(max_size=5).filter(lambda t: not t.lstrip().startswith("†")))
+_LITERAL = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | _LITERAL_TEXT,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b", "zz", "_meta", "_other", "x y"]), _LITERAL,
+                       max_size=5))
+def test_a_call_template_is_its_definition_keys_in_order(params: dict[str, Any]) -> None:
+    import json
+
+    from obelisk.interpreters.calls import _call_template
+
+    plan = compile_plan([{"_tool": "t", **params}])
+    node = plan.nodes[0]
+    made, expected = _call_template(node), _template_reference(node)
+    assert json.dumps(made) == json.dumps(expected)  # the same keys in the same order
+
+
+def test_a_state_made_through_its_slots_is_the_state_attrs_makes() -> None:
+    # Every transition makes its state with _new_state: through RunState's slot
+    # descriptors (checked at import), the very state attrs' __init__ makes, still frozen.
+    import attrs
+
+    from obelisk.interpreters import machine
+
+    assert machine._new_state is machine._slotted_state  # the check at import passed
+    plan = compile_plan([{"_tool": "t", "_outputPath": "†state.a"},
+                         {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}])
+    state, _ = advance(begin(plan, trace=True))
+    args = [getattr(state, name) for name in machine._STATE_FIELDS]
+    made, reference = machine._slotted_state(*args), machine._attrs_state(*args)
+    assert made == reference == state and repr(made) == repr(reference)
+    assert all(getattr(made, name) is getattr(reference, name) for name in machine._STATE_FIELDS)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.running = 5  # type: ignore[misc]
+    assert attrs.evolve(made, running=5).running == 5 and made.running == state.running
+
+
+def test_a_nodes_call_is_made_anew_then_copied_from_its_template_from_the_second_on() -> None:
+    # CallCache.call: every call handed out is a new dict equal to the node's template;
+    # the template is kept from a node's second call on, never before, and what a
+    # holder of one call changes reaches neither the template nor the other calls.
+    from obelisk.interpreters.calls import _call_template
+
+    plan = compile_plan([
+        {"_tool": "t", "x": "†state.a", "y": {"deep": [1, "\\†lit"]}, "_outputPath": "†state.b"},
+        {"_tool": "t", "z": "\\†escaped"}])
+    cache = CallCache()
+    handed: list[dict[str, Any]] = []
+    for turn in range(4):
+        for node in plan.nodes:
+            call = cache.call(node)
+            assert call == _call_template(node)
+            assert all(call is not other for other in handed)
+            handed.append(call)
+            if node.id == 0:
+                call["y"]["deep"].append("nested")  # nothing nested is shared either
+            call["y" if node.id == 0 else "z"] = "changed"  # the next call is unchanged
+            if node.id == 0:
+                call["x"] = None
+        assert sorted(cache.templates) == ([] if turn == 0 else [0, 1])
+    assert cache.templates[0] == _call_template(plan.nodes[0])  # never changed by a holder
+    assert cache.templates[0]["y"] == {"deep": [1, "†lit"]}
+
+
 def test_tool_choices_remember_an_activity_by_tool_and_only_for_plain_calls() -> None:
     async def a(call: Any, tool: Any, context: Any) -> Any:
         return 1

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from obelisk.compiler.parse import (
     MAX_DEPTH,
@@ -522,3 +525,10 @@ UNESCAPE = [
 def test_unescape_literal(value: str, expected: str) -> None:
     assert unescape_literal(value) == expected
     assert not is_expression(value)
+
+
+@given(st.text(alphabet=st.sampled_from(["\\", "†", "x", " ", "."]), max_size=8) | st.text())
+def test_unescape_literal_drops_one_backslash_before_a_run_ending_in_a_dagger(value: str) -> None:
+    # The rule as a regular expression: a leading run of backslashes then † loses one.
+    expected = value[1:] if re.match(r"\\+†", value) else value
+    assert unescape_literal(value) == expected
