@@ -174,8 +174,13 @@ def set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen
     missing (it is created); None when the path leaves that shape (then ask
     :func:`apply_write`, which tries this first)."""
     last = len(path) - 1
-    if last < 0:
-        return None
+    if last < 1:
+        if last < 0:
+            return None
+        key = path[0]  # one key (``†state.total``): the commonest write, without the loops
+        if type(key) is not str or type(root) is not PMap:
+            return None
+        return _set_key(root, key, value) if _FAST_SET.on else root.set(key, value)
     levels: list[tuple[PMap[str, Frozen], str]] = []
     node: Frozen | Missing = root
     fast = _FAST_SET.on

@@ -57,7 +57,7 @@ from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
-from obelisk.interpreters import calls
+from obelisk.interpreters import calls, slots
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
 from obelisk.interpreters.cancel import cancel
@@ -301,87 +301,9 @@ class _Step:
             self.trace = self.trace.append(Event(kind, node_id, detail))
 
 
-# Every transition ends by making one RunState. attrs' frozen __init__ sets each of its
-# fifteen slots through object.__setattr__ by name; setting them through the slots'
-# own descriptors makes the same object in about 60% of the time (0.83 against 1.39 µs).
-# Used only when a check at import finds it makes a state equal to attrs' own, field by
-# field (a new field, or a slot that is not a plain member, turns it off).
-_STATE_FIELDS = ("plan", "context", "status", "waiting", "candidates", "running", "errors",
-                 "reasons", "trace", "open", "max_nodes", "took", "approvals", "tracing",
-                 "cache")
-
-
-def _attrs_state(plan: CompiledPlan, context: Context, status: PVector[Status],
-                 waiting: PVector[int], candidates: PVector[int], running: int,
-                 errors: PMap[int, Any], reasons: PMap[int, str], trace: PVector[Event],
-                 open: bool, max_nodes: int, took: Took, approvals: PMap[int, Any],
-                 tracing: bool, cache: CallCache) -> RunState:
-    # The definition: attrs' own __init__.
-    return RunState(plan=plan, context=context, status=status, waiting=waiting,
-                    candidates=candidates, running=running, errors=errors, reasons=reasons,
-                    trace=trace, open=open, max_nodes=max_nodes, took=took,
-                    approvals=approvals, tracing=tracing, cache=cache)
-
-
-def _slot_setters() -> tuple[Any, ...] | None:
-    try:
-        setters = tuple(RunState.__dict__[name].__set__ for name in _STATE_FIELDS)
-    except (KeyError, AttributeError):  # pragma: no cover - attrs laid RunState out otherwise
-        return None
-    if tuple(a.name for a in RunState.__attrs_attrs__) != _STATE_FIELDS:
-        return None  # pragma: no cover
-    return setters
-
-
-_SETTERS = _slot_setters()
-_new_run_state = object.__new__
-
-
-def _slotted_state(plan: CompiledPlan, context: Context, status: PVector[Status],
-                   waiting: PVector[int], candidates: PVector[int], running: int,
-                   errors: PMap[int, Any], reasons: PMap[int, str], trace: PVector[Event],
-                   open: bool, max_nodes: int, took: Took, approvals: PMap[int, Any],
-                   tracing: bool, cache: CallCache) -> RunState:
-    # _attrs_state, each slot set through its descriptor (unrolled: a loop costs more).
-    (s_plan, s_context, s_status, s_waiting, s_candidates, s_running, s_errors, s_reasons,
-     s_trace, s_open, s_max_nodes, s_took, s_approvals, s_tracing, s_cache) = _SETTERS  # type: ignore[misc]
-    state = _new_run_state(RunState)
-    s_plan(state, plan)
-    s_context(state, context)
-    s_status(state, status)
-    s_waiting(state, waiting)
-    s_candidates(state, candidates)
-    s_running(state, running)
-    s_errors(state, errors)
-    s_reasons(state, reasons)
-    s_trace(state, trace)
-    s_open(state, open)
-    s_max_nodes(state, max_nodes)
-    s_took(state, took)
-    s_approvals(state, approvals)
-    s_tracing(state, tracing)
-    s_cache(state, cache)
-    return state
-
-
-def _check_slotted() -> bool:
-    # The same fields, equal and identical, as attrs' __init__ makes; eq ignores the cache,
-    # so it is compared by identity too.
-    if _SETTERS is None:
-        return False  # pragma: no cover
-    try:
-        args = (object(), object(), object(), object(), object(), 3, object(), object(),
-                object(), True, 7, object(), object(), False, object())
-        made, reference = _slotted_state(*args), _attrs_state(*args)  # type: ignore[arg-type]
-        return type(made) is RunState and all(
-            getattr(made, name) is getattr(reference, name) is arg
-            for name, arg in zip(_STATE_FIELDS, args, strict=True))
-    except Exception:  # noqa: BLE001 - a RunState laid out another way  # pragma: no cover
-        return False
-
-
-#: How every transition makes its new state: through the slots when checked safe.
-_new_state = _slotted_state if _check_slotted() else _attrs_state
+#: How every transition makes its new state: ``RunState(*fields)`` through its slots (see
+#: :mod:`obelisk.interpreters.slots`), in 60% of the time of attrs' frozen ``__init__``.
+_new_state = slots.maker(RunState)
 
 
 def refuse(plan: CompiledPlan) -> PlanRefused:

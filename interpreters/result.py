@@ -12,6 +12,7 @@ from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.values import Json
 from obelisk.interpreters.events import Event, RunStatus, Status
+from obelisk.interpreters.slots import maker
 
 
 @frozen
@@ -73,6 +74,10 @@ class RunResult:
         raise KeyError((call, instance))
 
 
+#: ``CallOutcome(*fields)``, made through its slots (one per call of every run).
+_new_outcome = maker(CallOutcome)
+
+
 def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
                  errors: Mapping[int, Any], reasons: Mapping[int, str],
                  trace: Iterable[Event], *, cancelled: bool = False,
@@ -93,11 +98,12 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
     reason_of = dict(reasons)
     error_of = {node_id: message["data"]["error"]["type"]
                 for node_id, message in errors.items()}
-    calls = tuple(
-        CallOutcome(node.index, node.instance, node.tool, status[node.id],
-                    reason_of.get(node.id, ""), error_of.get(node.id))
+    make = _new_outcome
+    calls = tuple([
+        make(node.index, node.instance, node.tool, status[node.id],
+             reason_of.get(node.id, ""), error_of.get(node.id))
         for node in plan.nodes
-    )
+    ])
     unfinished = (Status.CANCELLED, Status.PENDING, Status.RUNNING)
     run_status = RunStatus.CANCELLED if cancelled or any(
         s in unfinished for s in status) else RunStatus.COMPLETED

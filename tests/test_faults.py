@@ -673,3 +673,41 @@ def test_calls_that_fail_in_their_first_step_are_outcomes() -> None:
     assert resolve(result.context, "†state.err1") == {"type": "ValueError", "message": "no 1"}
     assert resolve(result.context, "†state.err2.type") == "CancelledError"
     assert [c.outcome for c in result.calls] == ["executed", "executed", "failed"]
+
+
+@pytest.mark.parametrize("first_step", [True, False], ids=["first step", "later step"])
+def test_what_escapes_a_call_run_alone_is_what_escapes_a_call_in_a_task(first_step: bool) -> None:
+    # A call that is the only one that can run is stepped by the loop itself, without a
+    # wrapping coroutine; what its activity raises must end the same way as for a call in
+    # a task of its own: its own CancelledError is a failure routed to its error branch,
+    # a KeyboardInterrupt stops the run and is re-raised.
+    async def pause() -> None:
+        if not first_step:
+            await asyncio.sleep(0)
+
+    async def cancels_itself(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        await pause()
+        raise asyncio.CancelledError
+
+    async def interrupts(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        await pause()
+        raise KeyboardInterrupt
+
+    chain = [{"_tool": "one", "_outputPath": "†state.a"},
+             {"_tool": "two", "x": "†state.a", "_outputPath": "†state.b || †state.err"},
+             {"_tool": "one", "x": "†state.err", "_outputPath": "†state.c"}]
+
+    async def one(call: dict[str, Any], tool: Any, context: Context) -> Any:
+        return 1
+
+    result = asyncio.run(run_async(chain, activities={"one": one, "two": cancels_itself}))
+    assert result.status == "completed"
+    assert resolve(result.context, "†state.err.type") == "CancelledError"
+    assert resolve(result.context, "†state.c") == 1
+
+    async def main() -> None:
+        with pytest.raises(KeyboardInterrupt):
+            await run_async(chain, activities={"one": one, "two": interrupts})
+        no_tasks_left()
+
+    asyncio.run(main())

@@ -824,14 +824,15 @@ def test_a_state_made_through_its_slots_is_the_state_attrs_makes() -> None:
 
     from obelisk.interpreters import machine
 
-    assert machine._new_state is machine._slotted_state  # the check at import passed
+    assert machine._new_state is not machine.RunState  # the check at import passed
     plan = compile_plan([{"_tool": "t", "_outputPath": "†state.a"},
                          {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}])
     state, _ = advance(begin(plan, trace=True))
-    args = [getattr(state, name) for name in machine._STATE_FIELDS]
-    made, reference = machine._slotted_state(*args), machine._attrs_state(*args)
+    names = [a.name for a in attrs.fields(machine.RunState)]
+    args = [getattr(state, name) for name in names]
+    made, reference = machine._new_state(*args), machine.RunState(*args)
     assert made == reference == state and repr(made) == repr(reference)
-    assert all(getattr(made, name) is getattr(reference, name) for name in machine._STATE_FIELDS)
+    assert all(getattr(made, name) is getattr(reference, name) for name in names)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         made.running = 5  # type: ignore[misc]
     assert attrs.evolve(made, running=5).running == 5 and made.running == state.running
