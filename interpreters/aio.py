@@ -27,8 +27,7 @@ import collections.abc
 import contextvars
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from types import CoroutineType
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -230,32 +229,14 @@ def _start(run: _Run, invocation: Invocation) -> None:
 
 def _begin(run: _Run, invocation: Invocation) -> Outcome | Abort | _Resumed:
     """The first step of a call, run in a copy of the ``contextvars`` context (as a task
-    of its own would run it): its outcome when it finished there, else the rest of it.
-
-    Without ``timeout``, the executor's coroutine is stepped itself, and what escapes it
-    becomes an outcome as :func:`_outcome` would make it (:func:`_escaped`), here and in
-    each later step (``_Resumed``): one coroutine less per call. Anything else the
-    executor returns, and every call with ``timeout``, goes through :func:`_outcome`."""
+    of its own would run it): its outcome when it finished there, else the rest of it."""
+    coro = _outcome(run, invocation)
     context = contextvars.copy_context()
-    coro: Coroutine[Any, Any, Outcome | Abort]
-    if run.timeout is None:
-        try:
-            awaitable = context.run(run.invoke, invocation)
-        except BaseException as exc:  # noqa: BLE001 - as _outcome: an outcome, or re-raised
-            return _escaped(run, exc)
-        guarded = type(awaitable) is not CoroutineType
-        coro = _awaited(run, awaitable) if guarded else awaitable  # type: ignore[assignment]
-    else:
-        coro, guarded = _outcome(run, invocation), True
     try:
         waited = context.run(coro.send, None)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
-    except BaseException as exc:  # noqa: BLE001 - as _outcome: an outcome, or re-raised
-        if guarded:
-            raise
-        return _escaped(run, exc)
-    return _Resumed(run, invocation.node, coro, context, waited, guarded)
+    return _Resumed(run, invocation.node, coro, context, waited)
 
 
 async def _one(run: _Run, invocation: Invocation) -> None:
@@ -282,30 +263,15 @@ async def _outcome(run: _Run, invocation: Invocation) -> Outcome | Abort:
             outcome = await asyncio.wait_for(run.invoke(invocation), run.timeout)
     except asyncio.TimeoutError:
         outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
-    except BaseException as exc:  # noqa: BLE001 - an outcome, or re-raised
-        outcome = _escaped(run, exc)
-    return outcome
-
-
-async def _awaited(run: _Run, awaitable: Awaitable[Outcome]) -> Outcome | Abort:
-    """:func:`_outcome` of an awaitable the executor returned already."""
-    try:
-        return await awaitable
-    except BaseException as exc:  # noqa: BLE001 - an outcome, or re-raised
-        return _escaped(run, exc)
-
-
-def _escaped(run: _Run, exc: BaseException) -> Outcome | Abort:
-    """What a call's own exception makes (the executors turn an activity's failures into
-    outcomes; what escapes them is one of these): a ``CancelledError`` while the run is
-    being cancelled is re-raised; one the activity raised itself (something it awaited
-    was cancelled) is a failure of that activity, not of the run; anything else
-    (KeyboardInterrupt, SystemExit...) stops the run."""
-    if isinstance(exc, asyncio.CancelledError):
+    except asyncio.CancelledError:
         if run.stopping or _cancel_requested():
-            raise exc
-        return outcome_of_exception(asyncio.CancelledError())
-    return Abort(exc)
+            raise
+        # The activity raised CancelledError itself (something it awaited was
+        # cancelled): a failure of that activity, not of the run.
+        outcome = outcome_of_exception(asyncio.CancelledError())
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit...: stop the run
+        outcome = Abort(exc)
+    return outcome
 
 
 def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
@@ -366,19 +332,16 @@ class _Resumed(collections.abc.Coroutine):  # type: ignore[type-arg]
     the first step is thrown into the call where it waits.
     """
 
-    __slots__ = ("run", "node", "coro", "context", "pending", "reports", "guarded")
+    __slots__ = ("run", "node", "coro", "context", "pending", "reports")
 
     def __init__(self, run: _Run, node: int, coro: Coroutine[Any, Any, Outcome | Abort],
-                 context: contextvars.Context, waited: Any, guarded: bool = True) -> None:
+                 context: contextvars.Context, waited: Any) -> None:
         self.run = run
         self.node = node
         self.coro = coro
         self.context = context
         self.pending: tuple[Any] | None = (waited,)  # the first step's yield, not yet given
         self.reports = False
-        #: False when ``coro`` is the executor's own: what escapes it becomes an outcome
-        #: here (:func:`_escaped`), as :func:`_outcome` would make it.
-        self.guarded = guarded
 
     @property
     def __name__(self) -> str:  # what asyncio shows for the task's coroutine
@@ -414,15 +377,10 @@ class _Resumed(collections.abc.Coroutine):  # type: ignore[type-arg]
         try:
             return self.context.run(step, value)
         except StopIteration as stop:
-            outcome = stop.value
-        except BaseException as exc:  # noqa: BLE001 - an outcome, or re-raised
-            if self.guarded:
-                raise
-            outcome = _escaped(self.run, exc)
-        if not self.reports:
-            raise StopIteration(outcome) from None  # the value of ``await``
-        _report(self.run, self.node, outcome)
-        raise StopIteration from None
+            if not self.reports:
+                raise StopIteration(stop.value) from None  # the value of ``await``
+            _report(self.run, self.node, stop.value)
+            raise StopIteration from None
 
 
 @frozen
