@@ -139,7 +139,7 @@ def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
     kind = type(value)  # the commonest results first, told as _plain_scalar tells them
     if (kind is int and -_SMALL < value < _SMALL) or (kind is str and value.isascii()) \
             or kind is bool or value is None:
-        return cast(Scalar, value)
+        return value  # type: ignore[no-any-return]  # a scalar (no cast: a call at run time)
     bound = _int_bound()
     try:
         return _freeze(value, 0, [max_nodes - 1], bound, members)
@@ -356,6 +356,9 @@ _KEY = operator.itemgetter(0)
 def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     """A frozen object's ``(key, value)`` pairs in key order: the order :func:`thaw`
     gives its keys."""
+    if _FAST_ITEMS.on and type(src) is PMap:  # _items, inlined
+        buckets: Any = src._buckets
+        return sorted([item for bucket in buckets if bucket for item in bucket], key=_KEY)
     return sorted(_items(src), key=_KEY)
 
 

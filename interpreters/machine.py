@@ -39,7 +39,7 @@ All functions are pure (the plan's ``CallCache`` only memoises).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from attrs import evolve, field, frozen
@@ -53,10 +53,11 @@ from obelisk.core.ast import Reference
 from obelisk.core.context import Appender, Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
+from obelisk.core.messages import output_message as _output_message
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
+from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, thaw
 from obelisk.interpreters import calls, slots
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
@@ -101,9 +102,10 @@ class RunState:
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
     max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
-    #: Node id -> the alternative of its ``_outputPath`` whose write was applied, for every
-    #: EXECUTED node that wrote (what §7's readiness rule asks of a possible writer).
-    took: Took = field(factory=lambda: Took())
+    #: Node id -> the alternative of its ``_outputPath`` whose write was applied, when
+    #: that was not the first (a chosen branch, an exception routed to the last): what
+    #: :attr:`took` is derived from.
+    alts: PMap[int, int] = field(factory=pmap)
     #: Node id -> the approval message recording the hook's answer (§7 step 3); appended
     #: with the error messages at the run's end, in node order, so timing never shows.
     approvals: PMap[int, Any] = field(factory=pmap)
@@ -117,34 +119,49 @@ class RunState:
         """True when no call can make progress: nothing pending is ready, nothing runs."""
         return not self.candidates and self.running == 0
 
+    @property
+    def took(self) -> Took:
+        """Node id -> the alternative of its ``_outputPath`` whose write was applied, for
+        every EXECUTED node that wrote (what §7's readiness rule asks of a possible
+        writer)."""
+        return Took(self.alts, self.status, self.plan)
+
 
 class Took(Mapping[int, int]):
-    """Node id -> the alternative whose write it applied: an immutable mapping kept as a
-    persistent vector of alternatives by node id (-1 for none), since nearly every call
-    that runs writes, and setting one entry of a vector costs a fifth of a PMap's."""
+    """Node id -> the alternative whose write it applied, for every node that wrote: a
+    view of a run's statuses and alternatives, made when asked for.
 
-    __slots__ = ("_alts", "_count")
+    A node wrote exactly when it is EXECUTED and has an ``_outputPath``: a write that
+    fails fails the call, and a call without ``_outputPath`` writes nothing (both paths
+    to EXECUTED are in ``_complete`` and ``_write``). Nearly every call that writes takes
+    its first alternative, so only the others are recorded (``alts``): the common call
+    records nothing, where keeping a mapping of every writer cost each call 4% of its
+    transition.
+    """
 
-    def __init__(self, alts: PVector[int] | None = None, count: int = 0) -> None:
-        self._alts: PVector[int] = alts if alts is not None else pvector()
-        self._count = count
+    __slots__ = ("_alts", "_status", "_plan")
+
+    def __init__(self, alts: Mapping[int, int], status: Sequence[Status],
+                 plan: CompiledPlan) -> None:
+        self._alts = alts
+        self._status = status
+        self._plan = plan
 
     def __getitem__(self, node: int) -> int:
-        alts = self._alts
-        alt = alts[node] if 0 <= node < len(alts) else -1
-        if alt < 0:
-            raise KeyError(node)
-        return alt
+        if 0 <= node < len(self._status) and self._status[node] is _EXECUTED \
+                and self._plan.nodes[node].output is not None:
+            return self._alts.get(node, 0)
+        raise KeyError(node)
 
     def __iter__(self) -> Iterator[int]:
-        return (node for node, alt in enumerate(self._alts) if alt >= 0)
+        nodes = self._plan.nodes
+        return (node for node, status in enumerate(self._status)
+                if status is _EXECUTED and nodes[node].output is not None)
 
     def __len__(self) -> int:
-        return self._count
+        return sum(1 for _ in self)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Took):
-            return self._count == other._count and dict(self) == dict(other)
         return isinstance(other, Mapping) and dict(self) == dict(other)
 
     def __hash__(self) -> int:
@@ -152,37 +169,6 @@ class Took(Mapping[int, int]):
 
     def __repr__(self) -> str:
         return f"Took({dict(self)!r})"
-
-    @classmethod
-    def sized(cls, nodes: int) -> Took:
-        """An empty mapping with room for node ids below ``nodes`` (a run's: setting one
-        then never grows the vector)."""
-        return cls(pvector([-1] * nodes))
-
-    def set(self, node: int, alt: int) -> Took:
-        """A new mapping with ``node`` -> ``alt`` (``alt`` >= 0); this one is unchanged."""
-        alts = self._alts
-        if node >= len(alts):
-            alts = alts.extend([-1] * (node - len(alts) + 1))
-        new = _new_took(Took)
-        new._count = self._count + 1 if alts[node] < 0 else self._count
-        new._alts = alts.set(node, alt)
-        return new
-
-    def set_all(self, pairs: Iterable[tuple[int, int]]) -> Took:
-        """:meth:`set` of each ``(node, alt)`` in turn, made in one go."""
-        alts = self._alts.evolver()
-        count = self._count
-        for node, alt in pairs:
-            if node >= len(alts):
-                alts.extend([-1] * (node - len(alts) + 1))
-            if alts[node] < 0:
-                count += 1
-            alts[node] = alt
-        return Took(alts.persistent(), count)
-
-
-_new_took = object.__new__  # Took.set fills the slots itself
 
 
 class _Step:
@@ -195,9 +181,9 @@ class _Step:
     the machine's functions.
     """
 
-    __slots__ = ("plan", "_context", "appender", "batching", "took_pending", "status",
+    __slots__ = ("plan", "_context", "appender", "batching", "status",
                  "waiting", "candidates", "running", "errors", "reasons", "trace", "open",
-                 "max_nodes", "took", "approvals", "tracing", "cache")
+                 "max_nodes", "alts", "approvals", "tracing", "cache")
 
     def __init__(self, state: RunState) -> None:
         self.plan = state.plan
@@ -205,10 +191,8 @@ class _Step:
         # The writes of this step's completions, appended to its context in one go (made
         # into a context when the context is read, and when the step ends).
         self.appender: Appender | None = None
-        # Whether this step completes several calls (see batch); then the alternatives
-        # they took wait here until the step ends.
+        # Whether this step completes several calls (see batch).
         self.batching = False
-        self.took_pending: list[tuple[int, int]] = []
         self.status = state.status
         self.waiting = state.waiting
         self.candidates = state.candidates
@@ -218,7 +202,7 @@ class _Step:
         self.trace = state.trace
         self.open = state.open
         self.max_nodes = state.max_nodes
-        self.took = state.took
+        self.alts = state.alts
         self.approvals = state.approvals
         self.tracing = state.tracing
         self.cache = state.cache
@@ -240,9 +224,6 @@ class _Step:
         self.batching = False
         self.status = self.status.persistent()  # type: ignore[attr-defined]
         self.waiting = self.waiting.persistent()  # type: ignore[attr-defined]
-        if self.took_pending:
-            self.took = self.took.set_all(self.took_pending)
-            self.took_pending = []
         self._context = self.context  # the appender's writes, made into the context
 
     def appending(self) -> Appender:
@@ -251,12 +232,10 @@ class _Step:
             self.appender = Appender(self._context)
         return self.appender
 
-    def took_alternative(self, node_id: int, alt: int) -> None:
-        """Record that ``node_id`` applied the write of alternative ``alt``."""
-        if self.batching:
-            self.took_pending.append((node_id, alt))
-        else:
-            self.took = self.took.set(node_id, alt)
+    @property
+    def took(self) -> Took:
+        """:attr:`RunState.took` of the state under way."""
+        return Took(self.alts, self.status, self.plan)
 
     @property
     def context(self) -> Context:
@@ -289,11 +268,13 @@ class _Step:
 
     def state(self) -> RunState:
         """The new run state this step made."""
-        self.unbatch()
+        if self.batching:
+            self.unbatch()
         return _new_state(
-            self.plan, self.context, self.status, self.waiting, self.candidates,
+            self.plan, self._context if self.appender is None else self.context,
+            self.status, self.waiting, self.candidates,
             self.running, self.errors, self.reasons, self.trace, self.open, self.max_nodes,
-            self.took, self.approvals, self.tracing, self.cache)
+            self.alts, self.approvals, self.tracing, self.cache)
 
     def record(self, kind: EventKind, node_id: int, detail: str = "") -> None:
         """Add a line to the trace, when the run records one."""
@@ -334,7 +315,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
                             if count == 0 and n not in invalid]),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
         max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
-        tracing=trace, cache=calls.cache_of(plan), took=Took.sized(len(plan.nodes)),
+        tracing=trace, cache=calls.cache_of(plan),
     )
     if invalid:
         step = _Step(state)
@@ -401,12 +382,13 @@ def _advance(step: _Step) -> tuple[Invocation, ...]:
 
 
 _NONE: PVector[int] = pvector()
+_NO_PRESCRIBED: PMap[str, Any] = pmap()  # pmap() is one object, shared
 
 
 def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     plan = step.plan
     node = plan.nodes[node_id]
-    context = step.context
+    context = step._context if step.appender is None else step.context
     instance = node.instance
     values: dict[Path, Frozen] = {}
     absent: list[Param] = []
@@ -421,7 +403,7 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
         except WriteError as exc:
             _fail(step, node_id, "WriteError", str(exc))
             return None
-        if present(value):
+        if value is not MISSING and value is not None:  # present(value), inlined
             values[param.path] = value
         else:
             absent.append(param)
@@ -432,10 +414,12 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     if isinstance(call, Raised):  # ValueTooLarge: a value read twice is handed out twice
         _fail(step, node_id, call.type, call.message)
         return None
-    if node.prescribed:  # most calls have none; iterating an empty PMap still costs
+    # Most calls prescribe nothing: their map is pyrsistent's one empty map (telling an
+    # empty PMap by its length is a Python call).
+    if node.prescribed is not _NO_PRESCRIBED and node.prescribed:
         for key, prescribed in node.prescribed.items():  # §5: as if the call wrote it
             call.setdefault(key, thaw(prescribed))
-    tool = plan.tool_of(node)
+    tool = None if plan.tools is None else plan.tool_of(node)  # most plans have no tools
     if tool is not None:
         problems = calls.param_problems(tool, call)
         if problems:
@@ -555,7 +539,8 @@ def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
     """
     step = _Step(state)
     _complete_many(step, finished)
-    step.unbatch()
+    if step.batching:
+        step.unbatch()
     ready = _advance(step)
     return step.state(), ready
 
@@ -610,7 +595,7 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
     if isinstance(frozen, Raised):
         _fail(step, node_id, frozen.type, frozen.message)
         return
-    tool = step.plan.tool_of(node)
+    tool = None if step.plan.tools is None else step.plan.tool_of(node)
     if alt == 0 and tool is not None:
         problems = validate_output(tool, thaw(frozen))
         if problems:
@@ -621,11 +606,12 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
     targets = node.output.alternatives[alt].targets
     if len(targets) == 1:  # the common case: one write, no Write made
         target = targets[0]
-        text = calls.target_text(node, target, step.cache)
+        text = step.cache.target_text(node, target)
         wrote = [text]
         error = step.append_output(
-            calls.output_message(node, target, frozen, date, text), target.kind,
-            node.instance, target.path, node.method, frozen)
+            _output_message(target.kind, target.path, text, node.method, node.instance,
+                            node.call, frozen, date),  # calls.output_message's, as it is
+            target.kind, node.instance, target.path, node.method, frozen)
     else:
         writes = []
         wrote = []
@@ -646,7 +632,8 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
         for path_text in wrote:
             step.record(_WROTE, node_id, path_text)
         step.record(_EXECUTED_EVENT, node_id, note)
-    step.took_alternative(node_id, alt)
+    if alt:  # the first alternative is not recorded (see Took)
+        step.alts = step.alts.set(node_id, alt)
     _finish(step, node_id, _EXECUTED, note)
 
 

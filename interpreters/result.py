@@ -74,6 +74,9 @@ class RunResult:
         raise KeyError((call, instance))
 
 
+#: The statuses of a call a run left unfinished: the run was cancelled.
+_UNFINISHED = (Status.CANCELLED, Status.PENDING, Status.RUNNING)
+
 #: ``CallOutcome(*fields)``, made through its slots (one per call of every run).
 _new_outcome = maker(CallOutcome)
 
@@ -104,9 +107,8 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
              reason_of.get(node.id, ""), error_of.get(node.id))
         for node in plan.nodes
     ])
-    unfinished = (Status.CANCELLED, Status.PENDING, Status.RUNNING)
     run_status = RunStatus.CANCELLED if cancelled or any(
-        s in unfinished for s in status) else RunStatus.COMPLETED
+        map(_UNFINISHED.__contains__, status)) else RunStatus.COMPLETED
     return RunResult(
         context=context, calls=calls, errors=tuple(errors_out),
         trace=tuple(e.to_json(plan) for e in trace), status=run_status, plan=plan,

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pmap
 
 import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core.context import Context
 from obelisk.core.errors import MessageError, WriteError
-from obelisk.core.messages import normalise
+from obelisk.core.messages import Write, normalise
 from obelisk.core.resolve import fold_value
 from obelisk.core.values import MISSING, freeze, thaw
 from obelisk.kit.strategies import data_messages
@@ -453,3 +453,25 @@ def test_the_compiler_reads_a_long_context_through_described() -> None:
     assert [kind for _, kind, _, _ in _context_schemas(graph)] == ["input", "state"]  # type: ignore[arg-type]
     plan = compile_plan([{"_tool": "t", "x": "†state.a", "q": "†input.q"}], context=context)
     assert plan.ok
+
+
+def test_a_context_made_by_append_output_has_every_field_its_copy_would_have() -> None:
+    # append_output copies the context's fields itself (inlined for speed): every slot
+    # must be set, and hold what the general route's context holds.
+    from obelisk.core.messages import output_message
+    from obelisk.core.methods import Method
+
+    base = Context.of([{"type": "data", "kind": "state", "data": {"a": 1}},
+                       {"type": "data", "kind": "input", "data": {"b": 1}}])
+    fast_outputs = []
+    for kind in ("state", "input"):
+        message = output_message(kind, ("x",), f"†{kind}.x", Method.SET, None, pmap(), 2, "d")
+        fast, error = base.append_output(message, kind, None, ("x",), Method.SET, 2)
+        slow, slow_error = base.append_write(message, Write(kind, None, ("x",), Method.SET, 2),
+                                             output=True)
+        assert error is None and slow_error is None
+        for name in Context.__slots__:
+            assert getattr(fast, name) == getattr(slow, name), name
+        fast_outputs.append(fast)
+    assert list(fast_outputs[1].described()) == list(base.described()) + [
+        fast_outputs[1].messages[-1]]

@@ -26,7 +26,7 @@ from obelisk.interpreters.calls import (
     scoped_context,
     target_text,
 )
-from obelisk.interpreters.events import Status
+from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
     Registry,
     RunActivity,
@@ -746,6 +746,41 @@ def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
     assert after == expected_after and list(after.status) == list(expected_after.status)
     assert [(i.node, i.call) for i in started] == [(i.node, i.call) for i in expected]
     assert list(after.trace) == list(expected_after.trace)
+
+
+@settings(max_examples=150, deadline=None)
+@given(CALLS, st.data())
+def test_took_gives_the_alternative_whose_targets_each_writer_wrote(
+        plan: list[Any], data: st.DataObject) -> None:
+    # The oracle is the trace: the paths a node's WROTE lines name are the targets of the
+    # alternative it took. Took derives the same from statuses and the alternatives
+    # recorded when not the first, for every node that wrote and no other.
+    compiled = compile_plan(plan, context=[{"type": "data", "kind": "state",
+                                            "data": {"a": {"y": {}}}}])
+    state = begin(compiled, isolate_invalid=True, trace=True)
+    while not state.done:
+        state, ready = advance(state)
+        finished = []
+        for invocation in ready:
+            node = compiled.nodes[invocation.node]
+            alternatives = node.output.alternatives if node.output is not None else ()
+            outcome = data.draw(RESULTS | st.sampled_from(
+                [Chose(str(group.targets[0]), 5) for group in alternatives] or [Returned(1)]))
+            finished.append((invocation.node, outcome, DATE))
+        state = complete_all(state, finished)
+    wrote: dict[int, list[str]] = {}
+    for event in state.trace:
+        if event.kind is EventKind.WROTE:
+            wrote.setdefault(event.node, []).append(event.detail)
+    possible = {}  # the alternatives with those targets (``†state.a || †state.a`` has two)
+    for node_id, texts in wrote.items():
+        node = compiled.nodes[node_id]
+        assert node.output is not None
+        possible[node_id] = {alt for alt, group in enumerate(node.output.alternatives)
+                             if [target_text(node, t) for t in group.targets] == texts}
+    took = state.took
+    assert sorted(took) == sorted(possible) and len(took) == len(possible)
+    assert all(took[n] in alts for n, alts in possible.items())
 
 
 @pytest.mark.parametrize("output", ["†state.w0", '†state."w0"', '†state."my key"',

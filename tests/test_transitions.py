@@ -181,13 +181,28 @@ def test_a_run_records_its_trace_when_asked_or_watched() -> None:
     assert quiet.trace == () and traced.trace == asked.trace and quiet == traced == plain
 
 
-def test_took_is_an_immutable_mapping_of_node_to_alternative() -> None:
-    empty = Took()
-    one = empty.set(3, 1)
-    two = one.set(0, 0).set(3, 2)
-    assert dict(empty) == {} and len(empty) == 0
-    assert dict(one) == {3: 1} and len(one) == 1  # the old one is unchanged below
-    assert dict(two) == {0: 0, 3: 2} and len(two) == 2 and list(two) == [0, 3]
-    assert one.get(0) is None and two.get(0) == 0 and 7 not in two and -1 not in two
-    assert two == {0: 0, 3: 2} and two == Took().set(3, 2).set(0, 0) and two != one
-    assert hash(two) == hash(Took().set(0, 0).set(3, 2))
+def test_took_is_a_mapping_of_each_writer_to_the_alternative_it_took() -> None:
+    # A view of the state: the nodes that wrote (EXECUTED, with an _outputPath), each
+    # with its alternative; an earlier state's view is unchanged by later transitions.
+    plan = compile_plan([
+        {"_tool": "a", "_outputPath": "†state.a || †state.aerr"},
+        {"_tool": "b", "_outputPath": "†state.b || †state.berr"},
+        {"_tool": "c"},  # fire-and-forget: executed, writes nothing
+        {"_tool": "d", "_outputPath": "†state.d"},  # fails: writes nothing
+    ])
+    state, ready = advance(begin(plan))
+    first = state.took
+    assert dict(first) == {} and len(first) == 0 and first.get(0) is None
+    state = complete(state, 0, Returned(1), DATE)
+    state = complete(state, 1, Raised("Boom", "b"), DATE)
+    state = complete(state, 2, Returned(3), DATE)
+    state = complete(state, 3, Raised("Broken", "b"), DATE)
+    took = state.took
+    assert isinstance(took, Took)
+    assert dict(took) == {0: 0, 1: 1} and len(took) == 2 and list(took) == [0, 1]
+    assert took[1] == 1 and took.get(2) is None and 3 not in took and -1 not in took
+    assert 99 not in took
+    assert took == {0: 0, 1: 1} and took != first and dict(first) == {}
+    assert hash(took) == hash(complete(complete(complete(complete(
+        advance(begin(plan))[0], 1, Raised("Boom", "b"), DATE), 0, Returned(1), DATE),
+        2, Returned(3), DATE), 3, Raised("Broken", "b"), DATE).took)
