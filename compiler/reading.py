@@ -118,7 +118,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
             hint='write it as {"_tool": "name", "param": value, ...}'),))
     members: dict[str, Frozen] = {}  # the call's members, read here more cheaply than call's
     try:
-        call = freeze(raw, members=members)
+        call = freeze(raw, members=members, compact=True)
     except ValueError as exc:
         return CallReading(None, (
             Diagnostic("invalid-call", f"the call is not JSON: {exc}", call=index),))

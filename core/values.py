@@ -115,7 +115,7 @@ _SMALL = 10 ** 600
 
 
 def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
-           members: dict[str, Frozen] | None = None) -> Frozen:
+           members: dict[str, Frozen] | None = None, compact: bool = False) -> Frozen:
     """The frozen form of a JSON value; raises :class:`NotJSONError` for non-JSON.
 
     The value is checked all the way down, even inside a ``PMap`` or ``PVector``: sets,
@@ -134,7 +134,10 @@ def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
 
     ``members``: when ``value`` is an object, its frozen members are also put in this
     dict, for a caller that then reads many of them (a dict is cheaper to read than a
-    PMap, and building it here costs no second walk).
+    PMap, and building it here costs no second walk). ``compact``: an object of at most
+    :data:`COMPACT_MAX` members made anew is laid out as :func:`compact_object` lays it
+    out (the compiler's calls: each is kept as long as its plan, and its members are
+    read in key order on every run).
     """
     kind = type(value)  # the commonest results first, told as _plain_scalar tells them
     if (kind is int and -_SMALL < value < _SMALL) or (kind is str and value.isascii()) \
@@ -142,7 +145,7 @@ def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
         return value  # type: ignore[no-any-return]  # a scalar (no cast: a call at run time)
     bound = _int_bound()
     try:
-        return _freeze(value, 0, [max_nodes - 1], bound, members)
+        return _freeze(value, 0, [max_nodes - 1], bound, members, compact)
     except NotJSONError as exc:
         raise NotJSONError(exc.reason, pointer + exc.pointer) from None
     except _TooLarge:
@@ -154,7 +157,7 @@ class _TooLarge(Exception):
 
 
 def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
-            members: dict[str, Frozen] | None = None) -> Frozen:
+            members: dict[str, Frozen] | None = None, compact: bool = False) -> Frozen:
     # One frame per level of nesting (MAX_JSON_DEPTH frames must fit in the stack).
     # ``left`` counts down the values this one may still hold; each container takes its
     # length from it, so the count costs one subtraction per container.
@@ -162,13 +165,13 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
     if t is str:
         if not value.isascii() and _SURROGATE.search(value):
             raise NotJSONError(_surrogate_reason(value, "a string"), "")
-        return cast(str, value)
+        return value  # type: ignore[no-any-return]  # (typing.cast is a call at run time)
     if t is int:
         if bound is not None and (value >= bound or value <= -bound):
             raise NotJSONError(_long_reason(), "")
-        return cast(int, value)
+        return value  # type: ignore[no-any-return]
     if t is bool or value is None:
-        return cast(Scalar, value)
+        return value  # type: ignore[no-any-return]
     if t is dict or t is PMap or isinstance(value, Mapping):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
@@ -197,7 +200,11 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
                 raise NotJSONError(exc.reason, "/" + _escape(key) + exc.pointer) from None
             changed = changed or frozen is not child
             out[key] = frozen
-        return _pmap_of(out) if changed else cast(Frozen, value)
+        if not changed:
+            return value  # type: ignore[no-any-return]
+        if compact and 0 < len(out) <= COMPACT_MAX:
+            return _compact_of(out)
+        return _pmap_of(out)
     if t is list or t is tuple or t is _PVECTOR or isinstance(value, PVector):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
@@ -474,6 +481,48 @@ def _check_pmap_of_dict() -> bool:
 #: ``pmap`` of a plain dict of frozen values, the quicker way when checked to be the same.
 _pmap_of: Callable[[dict[str, Any]], PMap[str, Any]] = (
     _pmap_of_dict if _check_pmap_of_dict() else pmap)
+
+
+#: The most members an object laid out in one bucket may have (lookups scan the bucket).
+COMPACT_MAX = 8
+
+
+def compact_object(members: dict[str, Frozen]) -> PMap[str, Frozen]:
+    """The frozen object of ``members`` (frozen values, at least one) as a PMap of one
+    bucket holding its entries in key order: ``pmap(dict(sorted(members.items())),
+    pre_size=1)``. Equal to, and hashing as, the map ``pmap(members)`` makes; it holds
+    one bucket list where that holds one per key or so, and its items come out in key
+    order (what :func:`sorted_items` and :func:`thaw` give). For small objects only:
+    a lookup scans the bucket, and a later ``set`` spreads the map out as pmap does."""
+    return _compact_of(members)
+
+
+def _compact_reference(members: dict[str, Frozen]) -> PMap[str, Frozen]:
+    # The definition, by pyrsistent's public API.
+    return pmap(dict(sorted(members.items())), pre_size=1)
+
+
+def _compact_fast(members: dict[str, Frozen]) -> PMap[str, Frozen]:
+    return _pmap_from(len(members), pvector([sorted(members.items(), key=_KEY)]))
+
+
+def _check_compact() -> bool:
+    try:
+        samples: list[dict[str, Any]] = [
+            {"a": 1}, {"_tool": "t", "x": "†s.a", "_outputPath": "y"},
+            {f"k{7 - i}": i for i in range(8)}]
+        return _PMAP_FROM and all(
+            list(_compact_fast(d).items()) == list(_compact_reference(d).items())
+            and len(_compact_fast(d)._buckets) == 1  # type: ignore[arg-type]
+            and _compact_fast(d) == pmap(d) and hash(_compact_fast(d)) == hash(pmap(d))
+            and _compact_fast(d).set("new", 1) == pmap(d).set("new", 1)
+            for d in samples)
+    except Exception:  # noqa: BLE001 - a pyrsistent that lays maps out another way
+        return False
+
+
+_compact_of: Callable[[dict[str, Any]], PMap[str, Any]] = (
+    _compact_fast if _check_compact() else _compact_reference)
 
 
 def is_object(value: object) -> bool:

@@ -388,3 +388,41 @@ def test_a_frozen_object_is_laid_out_as_pmap_lays_it_out(entries: dict[str, Any]
     assert type(frozen) is PMap and frozen == pmap(entries)
     assert list(frozen.items()) == list(pmap(entries).items())
     assert hash(frozen) == hash(pmap(entries))
+
+
+@given(st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=3) | st.none(),
+                       min_size=1, max_size=8))
+def test_a_compact_object_is_the_map_pmap_makes_in_one_bucket_in_key_order(
+        members: dict[str, Any]) -> None:
+    from obelisk.core.values import COMPACT_MAX, compact_object, sorted_items
+
+    made = compact_object(members)
+    assert made == pmap(members) and hash(made) == hash(pmap(members))
+    assert list(made.items()) == sorted(members.items())  # iterates in key order
+    assert list(made.items()) == list(pmap(dict(sorted(members.items())), pre_size=1).items())
+    assert len(made._buckets) == 1 and len(members) <= COMPACT_MAX
+    assert sorted_items(made) == sorted(members.items())
+    assert all(made[key] == value for key, value in members.items())
+    assert made.set("extra key", 1) == pmap(members).set("extra key", 1)
+
+
+@given(st.dictionaries(st.text(max_size=3), st.integers() | st.lists(st.integers(), max_size=2),
+                       max_size=12))
+def test_freezing_compact_lays_out_small_objects_only_and_changes_no_value(
+        raw: dict[str, Any]) -> None:
+    from obelisk.core.values import COMPACT_MAX
+
+    compact, plain = freeze(raw, compact=True), freeze(raw)
+    assert compact == plain and thaw(compact) == thaw(plain)
+    assert (len(compact._buckets) == 1) == (0 < len(raw) <= COMPACT_MAX)
+    assert freeze(plain, compact=True) is plain  # a frozen object is kept as it is
+
+
+def test_a_compiled_call_is_compact_when_small() -> None:
+    from obelisk import compile_plan
+
+    small = {"_tool": "t", "x": 1, "_outputPath": "†state.a"}
+    large = {"_tool": "t", **{f"p{i}": i for i in range(10)}}
+    plan = compile_plan([small, large])
+    assert len(plan.nodes[0].call._buckets) == 1 and list(plan.nodes[0].call) == sorted(small)
+    assert len(plan.nodes[1].call._buckets) > 1
