@@ -63,3 +63,18 @@ def test_measure_checks_every_engine_answer(kind: str) -> None:
 def test_langgraph_gives_the_expected_answer(kind: str) -> None:
     graph = peers.langgraph_build(kind, 12)
     assert asyncio.run(peers.langgraph_run(graph, kind, 12)) == peers.expected(kind, 12)
+
+
+def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers() -> None:
+    # bench/instructions.py counts what this child does under callgrind; here it runs
+    # natively (small plans), answers checked by the asserts inside.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructions", peers.__file__.replace(
+        "peers.py", "instructions.py"))
+    assert spec is not None and spec.loader is not None
+    instructions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(instructions)
+    for engine in instructions.ENGINES:
+        for kind in peers.KINDS:
+            instructions.child(engine, kind, 12, measured=True)

@@ -1,0 +1,100 @@
+"""obelisk against raw asyncio in instructions per node: the noise-free cross-check of
+bench/peers.py's "obelisk / raw asyncio <= 6" (issue 13).
+
+CPU time on a shared machine moves with whatever else runs on it (the same script gives
+ratios 15% apart from one minute to the next). Instructions do not: valgrind's callgrind
+counts the instructions a process executes, the same for the same program and inputs
+whatever the machine is doing. This script counts, for the workloads of bench/peers.py
+(fan-out and chain, 1,000 and 10,000 nodes):
+
+  - obelisk asyncio: ``run_async`` of a freshly compiled plan (one no run has touched,
+    as in peers.py), in a process that has already compiled and run a plan of the same
+    shape once (imports and memos made);
+  - raw asyncio: a task per node, in a process that has already run it once;
+
+each as the instructions of a child process that does the measured run minus those of
+the same child that stops before it, divided by the nodes. Instructions are not time
+(a cache miss costs more than an add), so this complements peers.py, which measures
+time; it does not replace it.
+
+Needs valgrind (``apt-get install valgrind``). Each count runs a child under callgrind,
+about 50 times slower than natively: the whole script takes several minutes.
+
+Run: python bench/instructions.py [--sizes 1000,10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+BENCH = pathlib.Path(__file__).resolve().parent
+ENGINES = ("obelisk asyncio", "raw asyncio")
+
+
+def child(engine: str, kind: str, n: int, measured: bool) -> None:
+    """The child's work: the warm-up, then (when ``measured``) the run that is counted."""
+    sys.path.insert(0, str(BENCH))
+    import peers
+
+    if engine == "obelisk asyncio":
+        warm, fresh = peers.obelisk_compile(kind, n), peers.obelisk_compile(kind, n)
+        assert asyncio.run(peers.obelisk_async(warm)) == peers.expected(kind, n)
+        if measured:
+            assert asyncio.run(peers.obelisk_async(fresh)) == peers.expected(kind, n)
+    else:
+        assert asyncio.run(peers.raw_asyncio(kind, n)) == peers.expected(kind, n)
+        if measured:
+            assert asyncio.run(peers.raw_asyncio(kind, n)) == peers.expected(kind, n)
+
+
+def count(engine: str, kind: str, n: int, measured: bool) -> int:
+    """Instructions the child executes, counted by callgrind."""
+    env = dict(os.environ, PYTHONHASHSEED="0")  # the same hashes, the same work
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+         __file__, "--child", engine, kind, str(n), "1" if measured else "0"],
+        capture_output=True, text=True, env=env, check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_node(engine: str, kind: str, n: int) -> float:
+    """Instructions per node of the measured run."""
+    return (count(engine, kind, n, True) - count(engine, kind, n, False)) / n
+
+
+def main() -> None:
+    """Parse the options, count, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
+                        default=[1_000, 10_000], help="comma-separated node counts")
+    parser.add_argument("--child", nargs=4, metavar=("ENGINE", "KIND", "N", "MEASURED"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        engine, kind, n, measured = args.child
+        child(engine, kind, int(n), measured == "1")
+        return
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed here (apt-get install valgrind)")
+    print(f"Python {sys.version.split()[0]}; instructions per node (callgrind), "
+          f"PYTHONHASHSEED=0")
+    for kind in ("fan-out", "chain"):
+        for n in args.sizes:
+            ours, raw = per_node(ENGINES[0], kind, n), per_node(ENGINES[1], kind, n)
+            mark = "met" if ours / raw <= 6 else "NOT MET"
+            print(f"  {kind} {n:,}: obelisk asyncio {ours:,.0f}, raw asyncio {raw:,.0f}: "
+                  f"{ours / raw:.2f} x (target <= 6: {mark})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
