@@ -69,9 +69,6 @@ def _output_describes(kind: str) -> bool:
     return kind == "input"
 
 
-_new_context = object.__new__
-
-
 class Context:
     """An immutable, persistent sequence of messages, oldest first.
 
@@ -162,7 +159,6 @@ class Context:
         return context
 
     def _copy(self) -> Context:
-        # Every field: a new field must be added here and in append_output's copy.
         new = Context.__new__(Context)
         new._messages = self._messages
         new._globals = self._globals
@@ -207,8 +203,7 @@ class Context:
 
         Raises :class:`WriteError` when a write in the fold cannot be applied.
         """
-        value, error = (self._globals.get(kind, _NONE)[0] if instance is None  # global: view's
-                        else self.view(kind, instance))
+        value, error = self.view(kind, instance)
         if error is not None:
             raise error
         return get_in(value, path)
@@ -286,20 +281,12 @@ class Context:
                     if root is not None:
                         # What append_write and _record do for it: the kind is known
                         # (it has a view), a global write touches no instance's layer.
-                        # _copy, inlined, with the two fields that change set once.
-                        messages = self._messages
-                        new = _new_context(Context)
-                        new._messages = messages.append(message)
+                        index = len(self._messages)
+                        new = self._copy()
+                        new._messages = self._messages.append(message)
+                        if _output_describes(kind):
+                            new._described = self._described.append(index)
                         new._globals = {**self._globals, kind: ((root, None), version + 1)}
-                        new._instance_writes = self._instance_writes
-                        new._carried = self._carried
-                        new._memo = {}
-                        new._instances = self._instances
-                        new._instance_ids = self._instance_ids
-                        new._kinds = self._kinds
-                        new._described = (self._described.append(len(messages))
-                                          if kind == "input"  # _output_describes, inlined
-                                          else self._described)
                         return new, None
         return self.append_write(message, Write(kind, instance, path, method, value),
                                  output=True)

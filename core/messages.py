@@ -220,7 +220,7 @@ def _compact_message(kind: str, path_text: str, method: Method, call: Frozen,
     as pmap does. The entries are in the order the fields are written below; the
     ``type``, ``kind`` and ``_outputMethod`` entries are tuples shared by every message.
     """
-    kind_pair = _KIND_PAIRS.get(kind) or _kind_pair(kind)
+    kind_pair = _kind_pair(kind)
     if instance is None:
         return pmap_from(7, pvector([[
             _TYPE_PAIR, kind_pair, ("_outputPath", path_text), _METHOD_PAIRS[method],

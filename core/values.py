@@ -363,9 +363,6 @@ _KEY = operator.itemgetter(0)
 def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     """A frozen object's ``(key, value)`` pairs in key order: the order :func:`thaw`
     gives its keys."""
-    if _FAST_ITEMS.on and type(src) is PMap:  # _items, inlined
-        buckets: Any = src._buckets
-        return sorted([item for bucket in buckets if bucket for item in bucket], key=_KEY)
     return sorted(_items(src), key=_KEY)
 
 

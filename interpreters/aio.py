@@ -163,7 +163,7 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 begun = _begin(run, invocation)
                 if type(begun) is _Resumed:
                     begun = await begun
-                settled = _settle_one(run, invocation.node, begun)  # type: ignore[arg-type]
+                settled = _settle(run, [(invocation.node, begun)])  # type: ignore[list-item]
                 continue
             while run.queued and (max_concurrency is None or len(run.tasks) < max_concurrency):
                 _start(run, run.queued.popleft())
@@ -281,13 +281,14 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
     if len(batch) > 1:
         batch.sort(key=_node_of)
     for _, item in batch:
-        if isinstance(item, Abort):
+        if type(item) is Abort:  # a final class: its exact type
             raise item.exception
+    tasks, clock = run.tasks, run.clock
     settled: list[tuple[int, Outcome, str]] = []
     for node, outcome in batch:
-        assert not isinstance(outcome, Abort)
-        run.tasks.pop(node, None)
-        settled.append((node, outcome, run.clock()))
+        if tasks:  # a call the loop ran itself, or that finished in its first step, has none
+            tasks.pop(node, None)
+        settled.append((node, outcome, clock()))  # type: ignore[arg-type]  # no Abort left
         gc_keep()
     # One transition for the whole batch and the advance after it: the join after a
     # fan-out starts sooner, and a chain makes one state per call instead of two.
@@ -299,19 +300,6 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
     if run.tell is not None:
         for node, outcome, date in settled:
             run.tell(Finished(node, outcome, date))
-    return ready
-
-
-def _settle_one(run: _Run, node: int, outcome: Outcome | Abort) -> tuple[Invocation, ...]:
-    """:func:`_settle` of the one call the loop awaited itself (no task of its own): the
-    same steps for a batch of one, without the batch."""
-    if type(outcome) is Abort:
-        raise outcome.exception
-    date = run.clock()
-    gc_keep()
-    run.state, ready = settle(run.state, ((node, outcome, date),))  # type: ignore[arg-type]
-    if run.tell is not None:
-        run.tell(Finished(node, outcome, date))  # type: ignore[arg-type]
     return ready
 
 

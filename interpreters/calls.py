@@ -33,7 +33,7 @@ from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLar
 from obelisk.core.messages import kind_of
 from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
-from obelisk.core.paths import Path, render_reference
+from obelisk.core.paths import Path
 from obelisk.core.values import (
     MISSING,
     UNLIMITED,
@@ -85,10 +85,7 @@ class CallCache:
         at = node.id
         if at < len(flags) and flags[at] == 1:
             return node.output_text  # type: ignore[return-value]
-        text = render_reference(target.kind, target.path)  # target_text(node, target):
-        written = node.output_text
-        if written is not None and text == written:
-            text = written  # the plan's own string, shared
+        text = target_text(node, target)
         output = node.output
         if output is not None and len(output.alternatives) == 1 \
                 and len(output.alternatives[0].targets) == 1:

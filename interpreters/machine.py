@@ -53,11 +53,10 @@ from obelisk.core.ast import Reference
 from obelisk.core.context import Appender, Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.messages import Write
-from obelisk.core.messages import output_message as _output_message
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, thaw
+from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
 from obelisk.interpreters import calls, slots
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
@@ -268,11 +267,9 @@ class _Step:
 
     def state(self) -> RunState:
         """The new run state this step made."""
-        if self.batching:
-            self.unbatch()
+        self.unbatch()
         return _new_state(
-            self.plan, self._context if self.appender is None else self.context,
-            self.status, self.waiting, self.candidates,
+            self.plan, self.context, self.status, self.waiting, self.candidates,
             self.running, self.errors, self.reasons, self.trace, self.open, self.max_nodes,
             self.alts, self.approvals, self.tracing, self.cache)
 
@@ -388,7 +385,7 @@ _NO_PRESCRIBED: PMap[str, Any] = pmap()  # pmap() is one object, shared
 def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     plan = step.plan
     node = plan.nodes[node_id]
-    context = step._context if step.appender is None else step.context
+    context = step.context
     instance = node.instance
     values: dict[Path, Frozen] = {}
     absent: list[Param] = []
@@ -403,7 +400,7 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
         except WriteError as exc:
             _fail(step, node_id, "WriteError", str(exc))
             return None
-        if value is not MISSING and value is not None:  # present(value), inlined
+        if present(value):
             values[param.path] = value
         else:
             absent.append(param)
@@ -419,7 +416,7 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     if node.prescribed is not _NO_PRESCRIBED and node.prescribed:
         for key, prescribed in node.prescribed.items():  # §5: as if the call wrote it
             call.setdefault(key, thaw(prescribed))
-    tool = None if plan.tools is None else plan.tool_of(node)  # most plans have no tools
+    tool = plan.tool_of(node)
     if tool is not None:
         problems = calls.param_problems(tool, call)
         if problems:
@@ -539,8 +536,7 @@ def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
     """
     step = _Step(state)
     _complete_many(step, finished)
-    if step.batching:
-        step.unbatch()
+    step.unbatch()
     ready = _advance(step)
     return step.state(), ready
 
@@ -595,7 +591,7 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
     if isinstance(frozen, Raised):
         _fail(step, node_id, frozen.type, frozen.message)
         return
-    tool = None if step.plan.tools is None else step.plan.tool_of(node)
+    tool = step.plan.tool_of(node)
     if alt == 0 and tool is not None:
         problems = validate_output(tool, thaw(frozen))
         if problems:
@@ -609,9 +605,8 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
         text = step.cache.target_text(node, target)
         wrote = [text]
         error = step.append_output(
-            _output_message(target.kind, target.path, text, node.method, node.instance,
-                            node.call, frozen, date),  # calls.output_message's, as it is
-            target.kind, node.instance, target.path, node.method, frozen)
+            calls.output_message(node, target, frozen, date, text), target.kind,
+            node.instance, target.path, node.method, frozen)
     else:
         writes = []
         wrote = []
