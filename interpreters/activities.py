@@ -19,6 +19,7 @@ from attrs import frozen
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
+from obelisk.interpreters import slots
 from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
@@ -145,13 +146,17 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
             if failed is not None:
                 return outcome_of_exception(failed)
         if type(value) in _PLAIN:  # the common results need none of the checks below
-            return Returned(value)
+            return _returned(value)
         if inspect.isawaitable(value):
             value = await value
         return outcome_of_value(value)
     except OUTCOMES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
 
+
+#: ``Returned(value)`` through its slot (see :mod:`obelisk.interpreters.slots`): one per
+#: call that returns.
+_returned = slots.maker(Returned)
 
 #: Result types that are neither a Branch nor awaitable (exact types).
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})

@@ -85,7 +85,7 @@ __all__ = ["Approve", "CallOutcome", "Deny", "PlanRefused", "Replace", "RunResul
 _PENDING, _RUNNING, _EXECUTED = Status.PENDING, Status.RUNNING, Status.EXECUTED
 _STARTED, _WROTE, _EXECUTED_EVENT = EventKind.STARTED, EventKind.WROTE, EventKind.EXECUTED
 
-@frozen
+@frozen(slots=False)  # its fields in a __dict__: see _new_state
 class RunState:
     """An immutable snapshot of a run. See the module docstring for its invariants."""
 
@@ -279,9 +279,11 @@ class _Step:
             self.trace = self.trace.append(Event(kind, node_id, detail))
 
 
-#: How every transition makes its new state: ``RunState(*fields)`` through its slots (see
-#: :mod:`obelisk.interpreters.slots`), in 60% of the time of attrs' frozen ``__init__``.
+#: How every transition makes its new state: ``RunState(*fields)``, its ``__dict__`` built
+#: whole and handed over in one call (see :mod:`obelisk.interpreters.slots`).
 _new_state = slots.maker(RunState)
+#: ``Invocation(*fields)`` through its slots: one per call that starts.
+_new_invocation = slots.maker(Invocation)
 
 
 def refuse(plan: CompiledPlan) -> PlanRefused:
@@ -426,8 +428,8 @@ def _evaluate(step: _Step, node_id: int) -> Invocation | None:
     step.running += 1
     if step.tracing:
         step.record(_STARTED, node_id)
-    return Invocation(node_id, call, tool,
-                      calls.scoped_context(context, node) if node.scopes else calls.NO_CONTEXT)
+    return _new_invocation(node_id, call, tool, calls.scoped_context(context, node)
+                           if node.scopes else calls.NO_CONTEXT)
 
 
 def _skip(step: _Step, node_id: int, params: list[Param]) -> None:

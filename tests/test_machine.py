@@ -852,9 +852,9 @@ def test_a_call_template_is_its_definition_keys_in_order(params: dict[str, Any])
     assert json.dumps(made) == json.dumps(expected)  # the same keys in the same order
 
 
-def test_a_state_made_through_its_slots_is_the_state_attrs_makes() -> None:
-    # Every transition makes its state with _new_state: through RunState's slot
-    # descriptors (checked at import), the very state attrs' __init__ makes, still frozen.
+def test_a_state_made_by_its_maker_is_the_state_attrs_makes() -> None:
+    # Every transition makes its state with _new_state: RunState's __dict__ built whole
+    # (checked at import), the very state attrs' __init__ makes, still frozen.
     import attrs
 
     from obelisk.interpreters import machine
@@ -868,6 +868,7 @@ def test_a_state_made_through_its_slots_is_the_state_attrs_makes() -> None:
     made, reference = machine._new_state(*args), machine.RunState(*args)
     assert made == reference == state and repr(made) == repr(reference)
     assert all(getattr(made, name) is getattr(reference, name) for name in names)
+    assert vars(made) == vars(reference)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         made.running = 5  # type: ignore[misc]
     assert attrs.evolve(made, running=5).running == 5 and made.running == state.running

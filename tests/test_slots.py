@@ -1,4 +1,5 @@
-"""interpreters/slots.py: frozen attrs instances made through their slots."""
+"""interpreters/slots.py: frozen attrs instances made without their ``__init__``: through
+their slots, or their ``__dict__`` built whole."""
 
 from __future__ import annotations
 
@@ -23,6 +24,19 @@ class Three:
 @attrs.define(slots=False, frozen=True)
 class NotSlotted:
     a: Any
+    b: Any = 2
+    c: Any = attrs.field(default=3, eq=False)
+
+    @property
+    def both(self) -> tuple[Any, Any]:
+        return self.a, self.b
+
+
+@attrs.define(slots=False, frozen=True)
+class DictOverSlots(Three):
+    """Fields kept in a slotted base: a dict made whole would put them in the wrong place."""
+
+    d: Any = 4
 
 
 @attrs.frozen
@@ -58,7 +72,20 @@ def test_a_slotted_frozen_class_gets_a_maker_of_its_own() -> None:
     assert attrs.evolve(made, a=9) == Three(9, [2], "x")
 
 
-@pytest.mark.parametrize("cls", [NotSlotted, Validated, Converted, Hooked, Plain])
+def test_a_frozen_class_without_slots_gets_its_dict_built_whole() -> None:
+    make = maker(NotSlotted)
+    assert make is not NotSlotted
+    made = make(1, [2], "x")
+    reference = NotSlotted(1, [2], "x")
+    assert type(made) is NotSlotted and made == reference and repr(made) == repr(reference)
+    assert list(vars(made).items()) == list(vars(reference).items())  # keys in order too
+    assert made.both == (1, [2])
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.a = 5  # type: ignore[misc]
+    assert attrs.evolve(made, a=9) == NotSlotted(9, [2], "x")
+
+
+@pytest.mark.parametrize("cls", [DictOverSlots, Validated, Converted, Hooked, Plain])
 def test_a_class_whose_init_does_more_is_its_own_maker(cls: type) -> None:
     assert maker(cls) is cls
 
@@ -66,9 +93,24 @@ def test_a_class_whose_init_does_more_is_its_own_maker(cls: type) -> None:
 @given(st.lists(st.integers() | st.text() | st.none(), min_size=3, max_size=3))
 def test_made_instances_equal_the_classs_own(values: list[Any]) -> None:
     assert maker(Three)(*values) == Three(*values)
+    assert maker(NotSlotted)(*values) == NotSlotted(*values)
+    assert vars(maker(NotSlotted)(*values)) == vars(NotSlotted(*values))
 
 
 def test_the_run_results_call_outcomes_are_made_through_their_slots() -> None:
     from obelisk.interpreters import result
 
     assert result._new_outcome is not CallOutcome
+
+
+def test_the_machines_values_are_made_by_makers() -> None:
+    # The check at import passed for each: the run state (its __dict__ built whole),
+    # the invocation of a call that starts and the outcome of one that returns (slots).
+    from obelisk.interpreters import activities, machine
+    from obelisk.interpreters.calls import Invocation
+    from obelisk.interpreters.outcomes import Returned
+
+    assert machine._new_state is not machine.RunState and "__dict__" in vars(machine.RunState)
+    assert machine._new_invocation is not Invocation
+    assert activities._returned is not Returned
+    assert activities._returned(5) == Returned(5)
