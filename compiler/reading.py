@@ -26,6 +26,7 @@ from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
+from obelisk.core.slots import maker
 from obelisk.core.values import Frozen, freeze, json_type, pointer_of, thaw
 
 #: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
@@ -48,6 +49,11 @@ class CallInfo:
     #: The meta-properties the tool prescribes that the call leaves out (see
     #: :func:`prescribed_meta`); ``call`` is the call as written, without them.
     prescribed: PMap[str, Frozen] = field(factory=pmap)
+
+
+#: ``CallInfo(*fields)`` and ``CallReading(*fields)`` through their slots (see
+#: :mod:`obelisk.core.slots`): one of each a call.
+_new_info = maker(CallInfo)
 
 
 #: The meta-properties a tool's schema can prescribe with a ``const`` or a ``default``.
@@ -103,6 +109,9 @@ class CallReading:
     diagnostics: tuple[Diagnostic, ...]
 
 
+_new_reading = maker(CallReading)
+
+
 def read_call(index: int, raw: Any, registry: ToolRegistry | None,
               memo: dict[Any, Any] | None = None) -> CallReading:
     """Read call number ``index`` of a plan: parse its expressions, check its
@@ -136,12 +145,9 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
     instance, instance_diags = _read_instance(members.get("_instance"), report)
     scopes, scope_diags = _read_scopes(meta.get("_scopes"), report)
     text = meta.get("_outputPath")
-    info = CallInfo(
-        index=index, call=call, tool=tool_name, instance=instance, params=params,
-        output=output, output_text=text if isinstance(text, str) else None, method=method,
-        scopes=scopes, prescribed=prescribed,
-    )
-    return CallReading(info, (
+    info = _new_info(index, call, tool_name, instance, params, output,
+                     text if isinstance(text, str) else None, method, scopes, prescribed)
+    return _new_reading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
         *instance_diags, *scope_diags, *_check_literals(info, members, registry, report, memo),
     ))

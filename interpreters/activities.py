@@ -16,10 +16,10 @@ from typing import Any, Protocol, TypeAlias
 
 from attrs import frozen
 
+from obelisk.core import slots
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters import slots
 from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
@@ -52,7 +52,7 @@ def outcome_of_value(value: Any) -> Outcome:
         return Chose(value.path, value.value)
     if inspect.iscoroutine(value):
         value.close()
-    return Returned(value)
+    return _returned(value)
 
 
 #: What every interpreter counts as an activity's failure, an outcome (docs/semantics.md §9):
@@ -154,7 +154,7 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
         return outcome_of_exception(exc)
 
 
-#: ``Returned(value)`` through its slot (see :mod:`obelisk.interpreters.slots`): one per
+#: ``Returned(value)`` through its slot (see :mod:`obelisk.core.slots`): one per
 #: call that returns.
 _returned = slots.maker(Returned)
 

@@ -49,6 +49,7 @@ from obelisk.compiler.diagnostics import render_text
 from obelisk.compiler.nodes import Node, Param
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import validate_output
+from obelisk.core import slots
 from obelisk.core.ast import Reference
 from obelisk.core.context import Appender, Context
 from obelisk.core.errors import PlanRefused, WriteError
@@ -57,7 +58,7 @@ from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen, Missing, present, thaw
-from obelisk.interpreters import calls, slots
+from obelisk.interpreters import calls
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import CallCache, Invocation
 from obelisk.interpreters.cancel import cancel
@@ -280,7 +281,7 @@ class _Step:
 
 
 #: How every transition makes its new state: ``RunState(*fields)``, its ``__dict__`` built
-#: whole and handed over in one call (see :mod:`obelisk.interpreters.slots`).
+#: whole and handed over in one call (see :mod:`obelisk.core.slots`).
 _new_state = slots.maker(RunState)
 #: ``Invocation(*fields)`` through its slots: one per call that starts.
 _new_invocation = slots.maker(Invocation)

@@ -10,9 +10,9 @@ from attrs import field, frozen
 
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.core.slots import maker
 from obelisk.core.values import Json
 from obelisk.interpreters.events import Event, RunStatus, Status
-from obelisk.interpreters.slots import maker
 
 
 @frozen

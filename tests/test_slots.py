@@ -1,4 +1,4 @@
-"""interpreters/slots.py: frozen attrs instances made without their ``__init__``: through
+"""core/slots.py: frozen attrs instances made without their ``__init__``: through
 their slots, or their ``__dict__`` built whole."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from obelisk.core.slots import maker
 from obelisk.interpreters.result import CallOutcome
-from obelisk.interpreters.slots import maker
 
 
 @attrs.frozen
@@ -114,3 +114,27 @@ def test_the_machines_values_are_made_by_makers() -> None:
     assert machine._new_invocation is not Invocation
     assert activities._returned is not Returned
     assert activities._returned(5) == Returned(5)
+
+
+def test_the_compilers_values_are_made_through_their_slots() -> None:
+    # The check at import passed for each: a node, its params and reads, a call's reading
+    # and the AST of a plain reference and _outputPath. What they make is what attrs'
+    # __init__ makes from the same fields.
+    from obelisk import compile_plan
+    from obelisk.compiler import parse, plainref, plangraph, reading
+    from obelisk.compiler.nodes import Node, Param, Read
+    from obelisk.core.ast import FanOut, OutputExpr, Reference
+
+    for made, cls in ((plangraph._new_node, Node), (plangraph._new_param, Param),
+                      (plangraph._new_read, Read), (reading._new_info, reading.CallInfo),
+                      (reading._new_reading, reading.CallReading),
+                      (plainref._new_reference, Reference), (parse._new_output, OutputExpr),
+                      (parse._new_fan_out, FanOut)):
+        assert made is not cls, cls
+    plan = compile_plan([{"_tool": "t", "_outputPath": "†state.a"},
+                         {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}])
+    for node in plan.nodes:
+        again = Node(**{a.name: getattr(node, a.name) for a in attrs.fields(Node)})
+        assert node == again and repr(node) == repr(again) and hash(node) == hash(again)
+        for param in node.params:
+            assert param == Param(param.pointer, param.path, param.text, param.expr, param.reads)
