@@ -32,6 +32,8 @@ INDEX = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _PLAIN = re.compile(f"†({KIND_PATTERN})((?:\\.(?:{WORD_PATTERN}))*)" r"[ \t\r\n]*")
 
 _INDEX_START = frozenset("-0123456789")
+#: A word of a dotted path that starts as an index may (a dot, then one of _INDEX_START).
+_MAY_INDEX = re.compile("\\.[" + "".join(sorted(re.escape(c) for c in _INDEX_START)) + "]")
 
 #: One copy of each kind name and key across a plan's references (they repeat a lot).
 _intern = sys.intern
@@ -49,9 +51,14 @@ def plain_reference(text: object, max_length: int) -> Reference | None:
     if match is None:
         return None
     dotted = match.group(2)
-    path: Path = () if not dotted else tuple(
-        int(word) if word[0] in _INDEX_START and INDEX.fullmatch(word) else _intern(word)
-        for word in dotted[1:].split("."))
+    if not dotted:
+        path: Path = ()
+    elif _MAY_INDEX.search(dotted) is None:  # names only (most paths): made in C
+        path = tuple(map(_intern, dotted[1:].split(".")))
+    else:
+        path = tuple(
+            int(word) if word[0] in _INDEX_START and INDEX.fullmatch(word) else _intern(word)
+            for word in dotted[1:].split("."))
     return _new_reference(_intern(match.group(1)), path, _span(match.end(2)))
 
 

@@ -121,7 +121,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
     depends only on the tool and a value is done once per plan (see
     :func:`~obelisk.compiler.validation.literal_param_errors`).
     """
-    if not isinstance(raw, (Mapping, PMap)):
+    if type(raw) is not dict and not isinstance(raw, (Mapping, PMap)):  # dict: no ABC check
         return CallReading(None, (Diagnostic(
             "invalid-call", f"a call must be a JSON object, got {json_type(raw)}", call=index,
             hint='write it as {"_tool": "name", "param": value, ...}'),))
@@ -200,11 +200,17 @@ def _read_params(call: Mapping[str, Frozen], report: _Report,
                     params.append((pointer, path, value, parse_input(value)))
                 except ExpressionSyntaxError as exc:
                     found.append(_syntax(report, exc, pointer, value))
+        elif type(value) in _LEAVES:  # no ABC checks below for a number, boolean or null
+            continue
         elif isinstance(value, PMap):
             stack.extend(((*path, k), v) for k, v in sorted(value.items(), reverse=True))
         elif isinstance(value, PVector):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
     return tuple(params), tuple(found)
+
+
+#: The exact types of a frozen value that hold nothing to read, but strings.
+_LEAVES = frozenset({int, float, bool, type(None)})
 
 
 def _read_output(text: Any, report: _Report) -> tuple[OutputExpr | None,

@@ -198,8 +198,9 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
     with the same ``descend`` called here. A value that is a reference has none.
     """
     # Every declared or required meta-property is validated, like a parameter.
-    if any(name not in call for name in split.required):
-        return None
+    for name in split.required:  # a loop, not any(): no generator made for every call
+        if name not in call:
+            return None
     found: set[tuple[str, str]] = set()
     for name, value in call.items():
         schema = split.properties.get(name, _UNDECLARED)
@@ -225,8 +226,9 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
             errors = _described(raw, "parameter")
             if key is not None:
                 memo[key] = errors
-        found.update(errors)
-    return sorted(found)
+        if errors:  # most values have none
+            found.update(errors)
+    return sorted(found) if found else []
 
 
 _UNDECLARED = object()

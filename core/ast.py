@@ -85,7 +85,10 @@ class OutputExpr:
     @property
     def targets(self) -> tuple[Reference, ...]:
         """Every target of every alternative, in order."""
-        return tuple(t for alt in self.alternatives for t in alt.targets)
+        alternatives = self.alternatives
+        if len(alternatives) == 1:  # most outputs: that alternative's own tuple
+            return alternatives[0].targets
+        return tuple(t for alt in alternatives for t in alt.targets)
 
 
 def references(expr: Expr) -> tuple[Reference, ...]:

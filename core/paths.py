@@ -32,6 +32,8 @@ def get_in(value: Frozen | Missing, path: Path) -> Frozen | Missing:
     for segment in path:
         if fast and type(value) is PMap and type(segment) is str:  # the common step
             value = bucket_get(value, segment)
+        elif value is MISSING:  # nothing written there (a plan compiled without context)
+            return MISSING
         else:
             value = step(value, segment)
         if value is MISSING:

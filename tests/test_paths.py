@@ -55,6 +55,12 @@ GET_IN = [
 ]
 
 
+@pytest.mark.parametrize("path", [(), ("a",), (0,), ("a", "b"), (-1, "x")])
+def test_get_in_below_missing_is_missing(path: tuple[Any, ...]) -> None:
+    # A kind nothing wrote has the view MISSING: every path below it is MISSING too.
+    assert get_in(MISSING, path) is MISSING
+
+
 @pytest.mark.parametrize(("path", "expected"), GET_IN)
 def test_get_in(path: tuple[Any, ...], expected: Any) -> None:
     result = get_in(freeze(DOC), path)
