@@ -17,10 +17,14 @@ the same child that stops before it, divided by the nodes. Instructions are not 
 (a cache miss costs more than an add), so this complements peers.py, which measures
 time; it does not replace it.
 
+It also counts the instructions a call of compiling bench/compile.py's 10,000-call plan
+takes (no target: the compile figure is in time), to tell code changes apart on machines
+whose speed differs.
+
 Needs valgrind (``apt-get install valgrind``). Each count runs a child under callgrind,
 about 50 times slower than natively: the whole script takes several minutes.
 
-Run: python bench/instructions.py [--sizes 1000,10000]
+Run: python bench/instructions.py [--sizes 1000,10000] [--no-compile]
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ def child(engine: str, kind: str, n: int, measured: bool) -> None:
     sys.path.insert(0, str(BENCH))
     import peers
 
+    if engine == "obelisk compile":  # bench/compile.py's plan, its parser caches cleared
+        import compile as compiling
+
+        calls = compiling.plan_of(n)
+        compiling.timed(compiling.plan_of(1_000))
+        if measured:
+            compiling.timed(calls)
+        return
     if engine == "obelisk asyncio":
         warm, fresh = peers.obelisk_compile(kind, n), peers.obelisk_compile(kind, n)
         assert asyncio.run(peers.obelisk_async(warm)) == peers.expected(kind, n)
@@ -77,6 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1_000, 10_000], help="comma-separated node counts")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave out the compile row (about two minutes)")
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "KIND", "N", "MEASURED"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -94,6 +108,12 @@ def main() -> None:
             mark = "met" if ours / raw <= 6 else "NOT MET"
             print(f"  {kind} {n:,}: obelisk asyncio {ours:,.0f}, raw asyncio {raw:,.0f}: "
                   f"{ours / raw:.2f} x (target <= 6: {mark})", flush=True)
+    if not args.no_compile:
+        # The compile figure is in time (bench/compile.py); its instructions tell code
+        # changes apart on any machine.
+        print(f"  compile, 10,000 calls (bench/compile.py's plan): "
+              f"{per_node('obelisk compile', 'plan', 10_000):,.0f} instructions a call",
+              flush=True)
 
 
 if __name__ == "__main__":

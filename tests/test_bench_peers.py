@@ -78,3 +78,5 @@ def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers
     for engine in instructions.ENGINES:
         for kind in peers.KINDS:
             instructions.child(engine, kind, 12, measured=True)
+    # The compile row's child: bench/compile.py's plan, which compiles without errors.
+    instructions.child("obelisk compile", "plan", 200, measured=True)
