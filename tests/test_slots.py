@@ -138,3 +138,65 @@ def test_the_compilers_values_are_made_through_their_slots() -> None:
         assert node == again and repr(node) == repr(again) and hash(node) == hash(again)
         for param in node.params:
             assert param == Param(param.pointer, param.path, param.text, param.expr, param.reads)
+
+
+def test_a_maker_is_built_after_its_warm_up_and_makes_the_same_instances_throughout() -> None:
+    # Until WARM_UP instances are made, the class makes them (nothing is compiled, so a
+    # short command never pays for it); from then on, the built straight-line code.
+    from obelisk.core import slots
+
+    for cls, count in ((Three, 3), (NotSlotted, 3)):
+        make = maker(cls)
+        assert make.__code__.co_name == "_warming"
+        for i in range(slots.WARM_UP + 5):
+            values = [i, [i], f"x{i}"][:count]
+            made = make(*values)
+            assert type(made) is cls and made == cls(*values)
+            assert vars(made) == vars(cls(*values)) if cls is NotSlotted else True
+            built = make.__code__.co_name == "_built"
+            assert built is (i + 1 >= slots.WARM_UP), i
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            made.a = 5  # type: ignore[attr-defined]
+
+
+def test_built_code_that_fails_its_check_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from obelisk.core import slots
+
+    make = maker(Three)
+    monkeypatch.setattr(slots, "_same", lambda cls, made: False)
+    for i in range(slots.WARM_UP + 5):
+        assert make(i, 2, 3) == Three(i, 2, 3)
+    assert make.__code__.co_name == "_warming"  # the class itself goes on making them
+
+
+def test_a_maker_warmed_up_by_many_threads_at_once_makes_the_same_instances() -> None:
+    # Building is idempotent (no lock): whichever thread builds, every instance is right.
+    import threading
+
+    from obelisk.core import slots
+
+    make = maker(Three)
+    built: list[Any] = []
+    real = slots._compiled
+
+    def counting(*args: Any) -> Any:
+        built.append(1)
+        return real(*args)
+
+    slots._compiled = counting  # type: ignore[assignment]
+    try:
+        results: list[bool] = []
+
+        def work() -> None:
+            results.extend(make(i, i, i) == Three(i, i, i) for i in range(slots.WARM_UP))
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        slots._compiled = real  # type: ignore[assignment]
+    assert all(results) and len(results) == 8 * slots.WARM_UP
+    assert built and make.__code__.co_name == "_built"
+    assert all(make(i, i, i) == Three(i, i, i) for i in range(10))
