@@ -57,7 +57,7 @@ def maker(cls: type[T]) -> Callable[..., T]:
                                  "_build": _build}
     make: Callable[..., T] = FunctionType(_WARMING, namespace, "make")
     namespace["_state"] = {"left": WARM_UP, "plan": plan, "make": make,
-                           "namespace": namespace}
+                           "namespace": namespace, "arity": len(plan[1])}
     return make
 
 
@@ -65,6 +65,10 @@ def _warming(*fields: Any) -> Any:
     # The code of every maker until it is built: the class itself makes the instance, and
     # the WARM_UP-th call builds the maker's own code (its globals are its namespace: see
     # maker). The names below are those of that namespace.
+    if len(fields) != _state["arity"]:  # type: ignore[name-defined]  # noqa: F821
+        # As the built code will refuse it: every field, no default applied.
+        raise TypeError(f"{_cls.__qualname__}'s maker takes {_state['arity']} fields, "  # type: ignore[name-defined]  # noqa: F821
+                        f"{len(fields)} given")
     _state["left"] -= 1  # type: ignore[name-defined]  # noqa: F821
     if _state["left"] <= 0:  # type: ignore[name-defined]  # noqa: F821
         _build(_state)  # type: ignore[name-defined]  # noqa: F821
@@ -128,14 +132,16 @@ def _compiled(cls: type, plan: _Plan, namespace: dict[str, Any]) -> Any:
         namespace.update({f"_set_{i}": setter for i, setter in enumerate(how)})
         body = "".join(f"    _set_{i}(obj, a{i})\n" for i in range(len(names)))
     source = f"def _built({args}):\n    obj = _new(_cls)\n{body}    return obj\n"
-    exec(compile(source, f"<obelisk maker for {cls.__qualname__}>", "exec"), namespace)  # noqa: S102
-    return namespace.pop("_built").__code__
+    made: dict[str, Any] = {}  # the function lands here, its globals the namespace
+    exec(compile(source, f"<obelisk maker for {cls.__qualname__}>", "exec"), namespace, made)  # noqa: S102
+    return made["_built"].__code__
 
 
 def _build(state: dict[str, Any]) -> None:
     """Give the maker its built code, if that code passes the check too. Building is
-    idempotent: two threads that both get here build the same code, and either may
-    replace the maker's (no lock: this module does no concurrency)."""
+    idempotent: two threads that both get here build the same code (each its own
+    function: only the helpers, the same values, are put in the shared namespace), and
+    either may replace the maker's (no lock: this module does no concurrency)."""
     if state.get("built"):
         return
     state["built"] = True
@@ -156,6 +162,8 @@ def _same(cls: type[T], make: Callable[..., T]) -> bool:
         return type(ours) is cls and all(
             getattr(ours, a.name) is getattr(theirs, a.name) is arg
             for a, arg in zip(cls.__attrs_attrs__, args, strict=True)  # type: ignore[attr-defined]
-        ) and getattr(ours, "__dict__", None) == getattr(theirs, "__dict__", None)  # no more
+        ) and getattr(ours, "__dict__", None) == getattr(theirs, "__dict__", None) and (
+            # Nothing hidden that __init__ sets either (attrs' cached hash, say).
+            getattr(cls, "__hash__", None) is None or hash(ours) == hash(theirs))
     except Exception:  # noqa: BLE001 - a class that validates or converts its fields
         return False

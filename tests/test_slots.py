@@ -49,6 +49,13 @@ class Converted:
     a: Any = attrs.field(converter=str)
 
 
+@attrs.frozen(cache_hash=True)
+class CachedHash:
+    """attrs' __init__ also clears a hidden slot (the cached hash): a maker would not."""
+
+    a: Any
+
+
 @attrs.frozen
 class Hooked:
     a: Any
@@ -85,7 +92,7 @@ def test_a_frozen_class_without_slots_gets_its_dict_built_whole() -> None:
     assert attrs.evolve(made, a=9) == NotSlotted(9, [2], "x")
 
 
-@pytest.mark.parametrize("cls", [DictOverSlots, Validated, Converted, Hooked, Plain])
+@pytest.mark.parametrize("cls", [DictOverSlots, CachedHash, Validated, Converted, Hooked, Plain])
 def test_a_class_whose_init_does_more_is_its_own_maker(cls: type) -> None:
     assert maker(cls) is cls
 
@@ -200,3 +207,48 @@ def test_a_maker_warmed_up_by_many_threads_at_once_makes_the_same_instances() ->
     assert all(results) and len(results) == 8 * slots.WARM_UP
     assert built and make.__code__.co_name == "_built"
     assert all(make(i, i, i) == Three(i, i, i) for i in range(10))
+
+
+def test_a_maker_takes_every_field_from_its_first_instance_on() -> None:
+    # No defaults are applied, before the warm-up as after it: a call site that leaves
+    # a field out fails on its first call, not on its 65th.
+    from obelisk.core import slots
+
+    make = maker(Three)
+    for _ in range(slots.WARM_UP + 3):
+        with pytest.raises(TypeError):
+            make(1)
+        assert make(1, 2, 3) == Three(1, 2, 3)
+
+
+def test_two_builds_of_one_maker_at_once_both_succeed() -> None:
+    # Building is idempotent: a second build that runs while the first is between
+    # compiling its function and taking it (two threads at the 64th instance) leaves the
+    # first nothing missing. The second build is started from a trace hook, at the end
+    # of the first one's exec.
+    import sys
+
+    from obelisk.core import slots
+
+    make = maker(Three)
+    state = make.__globals__["_state"]
+    nested: list[bool] = []
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename.startswith("<obelisk maker for") and not nested:
+            if frame.f_code.co_name == "<module>" and event == "return":
+                nested.append(True)
+                state["built"] = False  # as another thread past the check would see it
+                slots._build(state)
+            return tracer
+        return None
+
+    for i in range(slots.WARM_UP - 1):
+        make(i, 2, 3)
+    sys.settrace(tracer)
+    try:
+        made = make(0, 2, 3)  # the 64th: builds
+    finally:
+        sys.settrace(None)
+    assert nested and made == Three(0, 2, 3) and make.__code__.co_name == "_built"
+    assert make(7, 8, 9) == Three(7, 8, 9)
