@@ -27,7 +27,14 @@ from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.slots import maker
-from obelisk.core.values import Frozen, freeze, json_type, pointer_of, thaw
+from obelisk.core.values import (
+    NON_STRING_SCALAR_TYPES,
+    Frozen,
+    freeze,
+    json_type,
+    pointer_of,
+    thaw,
+)
 
 #: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
 _Report = Callable[..., Diagnostic]
@@ -51,8 +58,7 @@ class CallInfo:
     prescribed: PMap[str, Frozen] = field(factory=pmap)
 
 
-#: ``CallInfo(*fields)`` and ``CallReading(*fields)`` through their slots (see
-#: :mod:`obelisk.core.slots`): one of each a call.
+#: ``CallInfo(*fields)`` through its slots (see :mod:`obelisk.core.slots`): one a call.
 _new_info = maker(CallInfo)
 
 
@@ -109,6 +115,7 @@ class CallReading:
     diagnostics: tuple[Diagnostic, ...]
 
 
+#: ``CallReading(*fields)`` through its slots: one a call.
 _new_reading = maker(CallReading)
 
 
@@ -200,17 +207,13 @@ def _read_params(call: Mapping[str, Frozen], report: _Report,
                     params.append((pointer, path, value, parse_input(value)))
                 except ExpressionSyntaxError as exc:
                     found.append(_syntax(report, exc, pointer, value))
-        elif type(value) in _LEAVES:  # no ABC checks below for a number, boolean or null
+        elif type(value) in NON_STRING_SCALAR_TYPES:  # no ABC checks below for these
             continue
         elif isinstance(value, PMap):
             stack.extend(((*path, k), v) for k, v in sorted(value.items(), reverse=True))
         elif isinstance(value, PVector):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
     return tuple(params), tuple(found)
-
-
-#: The exact types of a frozen value that hold nothing to read, but strings.
-_LEAVES = frozenset({int, float, bool, type(None)})
 
 
 def _read_output(text: Any, report: _Report) -> tuple[OutputExpr | None,

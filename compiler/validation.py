@@ -20,7 +20,7 @@ from pyrsistent import PMap, PVector
 
 from obelisk.compiler.schemas import dig
 from obelisk.core.paths import render_path
-from obelisk.core.values import pointer_of, thaw
+from obelisk.core.values import SCALAR_TYPES, pointer_of, thaw
 
 if TYPE_CHECKING:
     # jsonschema ships no type information; its values are typed Any here.
@@ -232,7 +232,7 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
 
 
 _UNDECLARED = object()
-_MEMO_SCALARS = frozenset({str, int, float, bool, type(None)})
+_MEMO_SCALARS = SCALAR_TYPES
 
 
 def validate_params(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str]]:

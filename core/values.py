@@ -286,7 +286,10 @@ def thaw(value: Frozen, *, max_nodes: int = UNLIMITED) -> Json:
 
 
 #: The scalar types a frozen value holds (exact types: a subclass takes the general path).
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+#: The same but strings: the scalars that never hold a reference (``†``) or need unescaping.
+NON_STRING_SCALAR_TYPES = SCALAR_TYPES - {str}
+_SCALARS = SCALAR_TYPES
 
 
 def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:

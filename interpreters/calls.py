@@ -36,6 +36,7 @@ from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
 from obelisk.core.values import (
     MISSING,
+    NON_STRING_SCALAR_TYPES,
     UNLIMITED,
     Frozen,
     freeze,
@@ -261,17 +262,13 @@ def _call_template(node: Node) -> dict[str, Any]:
         kind = type(value)
         if kind is str:
             call[key] = value if key[:1] == "_" else unescape_literal(value)  # type: ignore[arg-type]
-        elif kind in _PLAIN_SCALARS:
+        elif kind in NON_STRING_SCALAR_TYPES:
             call[key] = value
         else:
             call[key] = thaw(value) if key[:1] == "_" else _unescape(thaw(value))
     if node.instance is not None:
         call["_instance"] = node.instance
     return call
-
-
-#: The scalar types of a frozen value other than str (exact types).
-_PLAIN_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _unescape(value: Any) -> Any:

@@ -703,6 +703,12 @@ def _call(output: str, method: str, read: str | None) -> dict[str, Any]:
     return call
 
 
+def compiled_over_state(plan: list[Any]) -> Any:
+    """A generated plan compiled over a context that already holds ``state.a.y``."""
+    return compile_plan(plan, context=[{"type": "data", "kind": "state",
+                                        "data": {"a": {"y": {}}}}])
+
+
 CALLS = st.lists(st.builds(_call, OUTPUTS, st.sampled_from(
     ["set", "set", "set", "merge", "push", "assign"]), READS), min_size=2, max_size=12)
 RESULTS = st.one_of(
@@ -717,8 +723,7 @@ def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
     # complete_all appends the writes of several calls through an Appender and changes
     # statuses in place: the state, the context (with its views laid out alike), the
     # alternatives taken and the trace must all be what completing them in turn makes.
-    compiled = compile_plan(plan, context=[{"type": "data", "kind": "state",
-                                            "data": {"a": {"y": {}}}}])
+    compiled = compiled_over_state(plan)
     state, ready = ready_nodes(begin(compiled, isolate_invalid=True))  # cycles, dangling
     before = list(state.status)
     order = data.draw(st.permutations(ready))
@@ -755,8 +760,7 @@ def test_took_gives_the_alternative_whose_targets_each_writer_wrote(
     # The oracle is the trace: the paths a node's WROTE lines name are the targets of the
     # alternative it took. Took derives the same from statuses and the alternatives
     # recorded when not the first, for every node that wrote and no other.
-    compiled = compile_plan(plan, context=[{"type": "data", "kind": "state",
-                                            "data": {"a": {"y": {}}}}])
+    compiled = compiled_over_state(plan)
     state = begin(compiled, isolate_invalid=True, trace=True)
     while not state.done:
         state, ready = advance(state)
