@@ -189,10 +189,17 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
             if not key.isascii() and _SURROGATE.search(key):
                 raise NotJSONError(_surrogate_reason(key, "an object key"),
                                    "/" + _escape(without_surrogates(key)))
-            # The commonest children, an ASCII string, a bool or null, are their own
-            # frozen form: taken here without a call (a call's values are mostly these).
+            # The commonest children, a string, a bool, null or an int, are their own
+            # frozen form: taken here without a call (a call's values are mostly these;
+            # a reference's ``†`` makes it non-ASCII). Those that are not (a string with
+            # a lone surrogate, an int too long) go to _freeze, which says why.
             kind = type(child)
-            if (kind is str and child.isascii()) or kind is bool or child is None:
+            if kind is str:
+                if child.isascii() or _SURROGATE.search(child) is None:
+                    out[key] = child
+                    continue
+            elif kind is bool or child is None or (kind is int and (
+                    bound is None or -bound < child < bound)):
                 out[key] = child
                 continue
             try:

@@ -80,3 +80,24 @@ def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers
             instructions.child(engine, kind, 12, measured=True)
     # The compile row's child: bench/compile.py's plan, which compiles without errors.
     instructions.child("obelisk compile", "plan", 200, measured=True)
+
+
+def test_the_opcode_table_counts_the_run_by_function() -> None:
+    # bench/opcodes.py: exact counts, the same on every run but for two functions whose
+    # path depends on the process's clock or history: the clock (a new text when the
+    # millisecond changes) and gc_keep (it freezes every thousand calls, counted across
+    # runs); spread over the machine's functions (the table is what a cut is aimed with).
+    spec = importlib.util.spec_from_file_location("opcodes", ROOT / "bench" / "opcodes.py")
+    assert spec is not None and spec.loader is not None
+    opcodes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(opcodes)
+    first_ops, first_calls = opcodes.count("chain", 30)
+    again_ops, again_calls = opcodes.count("chain", 30)
+    for stateful in ("common.py:utc_now", "common.py:gc_keep"):
+        assert first_calls[stateful] == again_calls[stateful] == 30
+        del first_ops[stateful], again_ops[stateful]
+    differ = {k for k in first_ops.keys() | again_ops.keys() if first_ops[k] != again_ops[k]}
+    assert not differ, sorted((k, first_ops[k], again_ops[k]) for k in differ)
+    assert first_calls == again_calls
+    assert first_calls["machine.py:settle"] == 30  # one transition a completed call
+    assert first_ops["machine.py:_evaluate"] > 0 and first_ops["aio.py:_settle"] > 0

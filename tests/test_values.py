@@ -335,6 +335,26 @@ def test_freezing_a_scalar_takes_the_shortcut_only_where_the_walk_agrees(
     assert got == walked and type(got) is type(walked)
 
 
+@settings(deadline=None, max_examples=400)
+@given(SCALARS | st.text(max_size=4).map(lambda tail: "\u2020state." + tail))
+def test_an_object_member_takes_the_shortcut_only_where_the_walk_agrees(value: Any) -> None:
+    # The walk takes an object's commonest members (strings, references with their
+    # non-ASCII dagger included, ints, bools, null) without a call: each must come out as
+    # its own walk gives it, and one the walk refuses (a lone surrogate, an int too long
+    # to print) must be refused with the same reason, at the member's pointer.
+    from obelisk.core.values import _freeze, _int_bound
+
+    try:
+        walked: Any = ("kept", _freeze(value, 1, [10 ** 9], _int_bound()))
+    except NotJSONError as exc:
+        walked = ("refused", exc.reason, "/k" + exc.pointer)
+    try:
+        got: Any = ("kept", freeze({"k": value, "n": 1})["k"])
+    except NotJSONError as exc:
+        got = ("refused", exc.reason, exc.pointer)
+    assert got == walked and type(got[1]) is type(walked[1])
+
+
 @pytest.mark.parametrize(("value", "plain"), [
     ({"n": 1, "ok": True, "s": "text", "none": None}, True),
     ("ascii", True), (7, True), (None, True), (False, True),
