@@ -213,7 +213,7 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
         # bool is not int and 1.0 prints unlike 1: the key keeps the type (and a float's
         # text, so -0.0 and 0.0 stay apart); containers are checked every time.
         key = (id(shape), name, kind, repr(value) if kind is float else value) if (
-            kind in _MEMO_SCALARS) else None
+            kind in SCALAR_TYPES) else None
         errors = memo.get(key) if key is not None else None
         if errors is None:
             if isinstance(value, (PMap, PVector)):
@@ -232,7 +232,6 @@ def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
 
 
 _UNDECLARED = object()
-_MEMO_SCALARS = SCALAR_TYPES
 
 
 def validate_params(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str]]:

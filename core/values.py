@@ -189,17 +189,17 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
             if not key.isascii() and _SURROGATE.search(key):
                 raise NotJSONError(_surrogate_reason(key, "an object key"),
                                    "/" + _escape(without_surrogates(key)))
-            # The commonest children, a string, a bool, null or an int, are their own
-            # frozen form: taken here without a call (a call's values are mostly these;
-            # a reference's ``†`` makes it non-ASCII). Those that are not (a string with
-            # a lone surrogate, an int too long) go to _freeze, which says why.
+            # The commonest children, a string, a bool, null or a small int (as
+            # _plain_scalar tells them), are their own frozen form: taken here without a
+            # call (a call's values are mostly these; a reference's ``†`` makes it
+            # non-ASCII). The others (a string with a lone surrogate, a large int) go to
+            # _freeze, which says why when they are refused.
             kind = type(child)
             if kind is str:
                 if child.isascii() or _SURROGATE.search(child) is None:
                     out[key] = child
                     continue
-            elif kind is bool or child is None or (kind is int and (
-                    bound is None or -bound < child < bound)):
+            elif kind is bool or child is None or (kind is int and -_SMALL < child < _SMALL):
                 out[key] = child
                 continue
             try:
@@ -296,12 +296,11 @@ def thaw(value: Frozen, *, max_nodes: int = UNLIMITED) -> Json:
 SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 #: The same but strings: the scalars that never hold a reference (``†``) or need unescaping.
 NON_STRING_SCALAR_TYPES = SCALAR_TYPES - {str}
-_SCALARS = SCALAR_TYPES
 
 
 def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
     """:func:`thaw`, and how many JSON values the plain form holds."""
-    if type(value) in _SCALARS:  # the common case, without an ABC's isinstance
+    if type(value) in SCALAR_TYPES:  # the common case, without an ABC's isinstance
         if max_nodes < 1:
             raise ValueTooLarge(max_nodes)
         return value, 1  # type: ignore[return-value]  # a scalar is its own plain form
@@ -309,7 +308,7 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
         # An object of scalars (a call, most results): one dict, without the loop below.
         items: list[Any] = sorted(_items(value), key=_KEY)
         for _, scalar in items:
-            if type(scalar) not in _SCALARS:
+            if type(scalar) not in SCALAR_TYPES:
                 break
         else:
             if len(items) >= max_nodes:
@@ -341,7 +340,7 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
                 # Scalars first, by exact type: PMap and PVector are ABCs, and an
                 # isinstance check against an ABC costs several times a type lookup.
                 kind = type(child)
-                if kind in _SCALARS:
+                if kind in SCALAR_TYPES:
                     dst[key] = child
                 elif kind is PMap or isinstance(child, PMap):
                     dst[key] = new = {}
@@ -354,7 +353,7 @@ def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
         else:
             for child in src:
                 kind = type(child)
-                if kind in _SCALARS:
+                if kind in SCALAR_TYPES:
                     dst.append(child)
                 elif kind is PMap or isinstance(child, PMap):
                     dst.append(new := {})
