@@ -19,7 +19,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import PlanError  # re-exported: its home was here
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
-from obelisk.core.values import Frozen
+from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, items_of
 
 __all__ = ["CompiledPlan", "Edge", "Node", "Param", "PlanError", "Read"]
 
@@ -66,6 +66,16 @@ class Node:
     #: The meta-properties the tool prescribes and the call leaves out (§5): the node
     #: behaves as if the call had written them, while ``call`` stays the call as written.
     prescribed: PMap[str, Frozen] = field(factory=pmap)
+    #: The ``_outputPath`` of the messages the node writes when its output is a single
+    #: target (one alternative of one target), else None: ``output_text`` itself when
+    #: that is the target as a reference writes it (the messages then share the plan's
+    #: string), else the target's canonical text (:func:`sole_text`). Found once, when
+    #: compiling, so no run renders it again.
+    sole_text: str | None = None
+    #: True when every member of ``call`` is a JSON scalar and no string of a parameter
+    #: starts with a backslash (:func:`is_flat`): the call as plain JSON is then its
+    #: members as they are, with nothing to thaw or unescape.
+    flat: bool = False
 
     @property
     def reads(self) -> tuple[Read, ...]:
@@ -81,6 +91,32 @@ class Node:
         """A diagnostic about this node: its call, instance and tool filled in."""
         return Diagnostic(code, message, call=self.index, instance=self.instance,
                           tool=self.tool, **fields)
+
+
+def sole_text(output: OutputExpr | None, text: str | None) -> str | None:
+    """:attr:`Node.sole_text` of a node whose ``_outputPath`` ``text`` parsed to
+    ``output``."""
+    if output is None or len(output.alternatives) != 1:
+        return None
+    targets = output.alternatives[0].targets
+    if len(targets) != 1:
+        return None
+    rendered = str(targets[0])
+    return text if rendered == text else rendered
+
+
+def is_flat(call: Frozen) -> bool:
+    """:attr:`Node.flat` of a node whose frozen call is ``call``."""
+    if type(call) is not PMap:
+        return False
+    for key, value in items_of(call):
+        kind = type(value)
+        if kind is str:
+            if value[:1] == "\\" and key[:1] != "_":  # type: ignore[index]  # it is a str
+                return False
+        elif kind not in NON_STRING_SCALAR_TYPES:  # an object or array: thawed
+            return False
+    return True
 
 
 @frozen

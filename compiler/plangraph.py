@@ -19,7 +19,7 @@ from pyrsistent import PMap
 from obelisk.compiler.edges import EdgeMap, EdgeView, Links, Target
 from obelisk.compiler.graph import acyclic_order, strongly_connected, topological_order
 from obelisk.compiler.index import LayeredIndex
-from obelisk.compiler.nodes import Edge, Node, Param, Read
+from obelisk.compiler.nodes import Edge, Node, Param, Read, is_flat, sole_text
 from obelisk.compiler.reading import CallInfo
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.ast import And, Expr, Reference, references
@@ -159,7 +159,8 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
     nodes = tuple(
         _new_node(node_id, info.index, instance, info.call, info.tool, params[node_id],
                   info.output, info.output_text, info.method, info.scopes, guards[node_id],
-                  info.prescribed)
+                  info.prescribed, sole_text(info.output, info.output_text),
+                  is_flat(info.call))
         for node_id, (info, instance) in enumerate(expanded)
     )
     return PlanGraph(

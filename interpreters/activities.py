@@ -20,7 +20,7 @@ from obelisk.core import slots
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
 from obelisk.core.values import MISSING
-from obelisk.interpreters.calls import Invocation, fresh
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
 
@@ -103,10 +103,17 @@ def latent_outcome(invocation: Invocation) -> Outcome | None:
 
 
 def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
-    """The three arguments an activity receives, fresh for each invocation: the call is a
-    deep copy, so what the activity changes in it nobody else sees."""
+    """The three arguments an activity receives, fresh for each invocation.
+
+    The call is the invocation's own: the machine resolves a new one, sharing nothing,
+    for every invocation (:func:`~obelisk.interpreters.calls.resolved_call`, and
+    :func:`~obelisk.interpreters.machine.decide` for a replacement), and every other party
+    that is shown it (the approval hook, an observer's ``Started``) is given a copy of its
+    own before the activity starts. So what the activity changes in it nobody else sees,
+    without a second copy per call.
+    """
     tool = invocation.tool.to_json() if invocation.tool is not None else None
-    return fresh(invocation.call), tool, invocation.context
+    return invocation.call, tool, invocation.context
 
 
 def is_async(fn: Callable[..., Any]) -> bool:

@@ -64,9 +64,11 @@ class CallCache:
 
     A memo of pure functions of immutable nodes, so sharing or dropping it never changes
     a result (two threads filling one key store equal values); only this module touches it.
+    (The text of a single target's messages needs no memo: the compiler found it,
+    :attr:`Node.sole_text`.)
     """
 
-    __slots__ = ("templates", "plan", "sole", "seen")
+    __slots__ = ("templates", "plan", "seen")
 
     def __init__(self, plan: weakref.ref[CompiledPlan] | None = None) -> None:
         self.templates: dict[int, dict[str, Any]] = {}
@@ -75,25 +77,6 @@ class CallCache:
         self.seen = bytearray()
         #: The plan this cache is for (a weak reference), when shared through cache_of.
         self.plan = plan
-        #: By node id, a byte: 1 when the node writes one target, whose text is the
-        #: node's ``_outputPath`` as written; 2 when not; 0 (or past the end) not known.
-        self.sole = bytearray()
-
-    def target_text(self, node: Node, target: Reference) -> str:
-        """:func:`target_text`, remembered for a node that writes a single target (the
-        text then need not be rendered again: one byte per node is kept)."""
-        flags = self.sole
-        at = node.id
-        if at < len(flags) and flags[at] == 1:
-            return node.output_text  # type: ignore[return-value]
-        text = target_text(node, target)
-        output = node.output
-        if output is not None and len(output.alternatives) == 1 \
-                and len(output.alternatives[0].targets) == 1:
-            if at >= len(flags):  # grown geometrically: node ids come in order
-                flags.extend(bytes(max(at + 1, 2 * len(flags), 64) - len(flags)))
-            flags[at] = 1 if text is node.output_text else 2
-        return text
 
     def template(self, node: Node) -> dict[str, Any]:
         """The node's call as plain JSON, never handed out: only copies of it (see
@@ -256,16 +239,21 @@ def _call_template(node: Node) -> dict[str, Any]:
     # The call as plain JSON (thaw: keys in order), its instance added and literal \†
     # strings of its parameters unescaped: what parameters are resolved into (a copy of
     # it, ``fresh``, once a node's template is kept). Scalars, nearly every value of a
-    # call, are taken as they are, in one pass over the call's entries.
-    call: dict[str, Any] = {}
-    for key, value in sorted_items(node.call):  # type: ignore[arg-type]  # a call is an object
-        kind = type(value)
-        if kind is str:
-            call[key] = value if key[:1] == "_" else unescape_literal(value)  # type: ignore[arg-type]
-        elif kind in NON_STRING_SCALAR_TYPES:
-            call[key] = value
-        else:
-            call[key] = thaw(value) if key[:1] == "_" else _unescape(thaw(value))
+    # call, are taken as they are, in one pass over the call's entries; a flat call (the
+    # compiler found every member a scalar and nothing to unescape: ``Node.flat``) is
+    # taken whole, its entries in key order, which is what that pass would make of it.
+    if node.flat:
+        call: dict[str, Any] = dict(sorted_items(node.call))  # type: ignore[arg-type]
+    else:
+        call = {}
+        for key, value in sorted_items(node.call):  # type: ignore[arg-type]  # an object
+            kind = type(value)
+            if kind is str:
+                call[key] = value if key[:1] == "_" else unescape_literal(value)  # type: ignore[arg-type]
+            elif kind in NON_STRING_SCALAR_TYPES:
+                call[key] = value
+            else:
+                call[key] = thaw(value) if key[:1] == "_" else _unescape(thaw(value))
     if node.instance is not None:
         call["_instance"] = node.instance
     return call
@@ -304,14 +292,14 @@ def message_base(node: Node, target: Reference) -> PMap[str, Any]:
     return _message_base(target.kind, str(target), node.method, node.call, node.instance)
 
 
-def target_text(node: Node, target: Reference, cache: CallCache | None = None) -> str:
+def target_text(node: Node, target: Reference) -> str:
     """The ``_outputPath`` of the messages writing ``target``: the target as a reference.
 
     When the node's ``_outputPath`` is that very text (one target, written canonically),
     the plan's own string is returned, so the messages share it instead of each holding
-    a copy. ``cache``: the run's, which remembers that for nodes with a single target."""
-    if cache is not None:
-        return cache.target_text(node, target)
+    a copy. A node with a single target has it already (:attr:`Node.sole_text`)."""
+    if node.sole_text is not None:
+        return node.sole_text
     text = str(target)
     return node.output_text if text == node.output_text else text
 

@@ -491,7 +491,8 @@ def decide(state: RunState, invocation: Invocation,
                 _fail(step, node_id, "ParamSchema", f"the replacement call fails {problems}")
                 return step.state(), None
             step.record(EventKind.REPLACED, node_id)
-            return step.state(), evolve(invocation, call=call)
+            # A copy: the activity is handed this call, and the hook may keep its values.
+            return step.state(), evolve(invocation, call=calls.fresh(call))
     raise TypeError(f"not a verdict: {verdict!r}")  # pragma: no cover
 
 
@@ -605,7 +606,7 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
     targets = node.output.alternatives[alt].targets
     if len(targets) == 1:  # the common case: one write, no Write made
         target = targets[0]
-        text = step.cache.target_text(node, target)
+        text = node.sole_text or calls.target_text(node, target)
         wrote = [text]
         error = step.append_output(
             calls.output_message(node, target, frozen, date, text), target.kind,
@@ -614,7 +615,7 @@ def _write(step: _Step, node_id: int, alt: int, value: Any, date: str, note: str
         writes = []
         wrote = []
         for target in targets:
-            text = calls.target_text(node, target, step.cache)
+            text = calls.target_text(node, target)
             writes.append((calls.output_message(node, target, frozen, date, text),
                            Write(target.kind, node.instance, target.path, node.method, frozen)))
             wrote.append(text)

@@ -867,3 +867,46 @@ def test_the_default_clock_is_utc_text_to_the_millisecond_shared_within_one() ->
     assert before <= read <= after
     if second == first:
         assert second is first  # one string per millisecond: the messages share it
+
+
+@pytest.mark.parametrize("style", ["sync", "asyncio"])
+def test_what_an_activity_changes_in_its_call_nobody_else_sees(style: str) -> None:
+    # The activity is handed the invocation's own call, not a copy of it: every other
+    # party must have been given its own copy first, and the next invocation of the same
+    # node (a plan run again, whose template is then kept) must get a call of its own.
+    from obelisk import compile_plan
+
+    compiled = compile_plan([
+        {"_tool": "t", "x": {"deep": [1]}, "y": "†input.v", "_outputPath": "†state.a"},
+        {"_tool": "u", "x": {"deep": [1]}, "_outputPath": "†state.b"},
+    ], context=[{"type": "input", "input": {"v": {"list": [1]}}}])
+    shown: list[dict[str, Any]] = []
+    kept: dict[str, Any] = {"x": {"deep": ["mine"]}}
+
+    def approve(call: dict[str, Any]) -> Any:
+        shown.append(call)
+        return Replace(kept) if call["_tool"] == "u" else Approve()
+
+    def meddle(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        received.append(copy.deepcopy(call))
+        call["x"]["deep"].append("changed")
+        if "y" in call:
+            call["y"]["list"].append("changed")
+        call["_tool"] = "hacked"
+        return 1
+
+    for _ in range(3):  # the first run builds each call, later ones copy a kept template
+        shown.clear()
+        received: list[dict[str, Any]] = []
+        kw: dict[str, Any] = dict(activities={"t": meddle, "u": meddle}, approve=approve)
+        result = (run_sync(compiled, **kw) if style == "sync"
+                  else asyncio.run(run_async(compiled, **kw)))
+        assert result.status == "completed" and not result.errors
+        assert received == [
+            {"_tool": "t", "x": {"deep": [1]}, "y": {"list": [1]}, "_outputPath": "†state.a"},
+            {"_tool": "u", "x": {"deep": ["mine"]}, "_outputPath": "†state.b"}]
+        assert shown == [
+            {"_tool": "t", "x": {"deep": [1]}, "y": {"list": [1]}, "_outputPath": "†state.a"},
+            {"_tool": "u", "x": {"deep": [1]}, "_outputPath": "†state.b"}]
+        assert kept == {"x": {"deep": ["mine"]}}  # the hook's replacement is its own
+        assert resolve(result.context, "†input.v") == {"list": [1]}

@@ -789,27 +789,35 @@ def test_took_gives_the_alternative_whose_targets_each_writer_wrote(
 
 @pytest.mark.parametrize("output", ["†state.w0", '†state."w0"', '†state."my key"',
                                     "†state.a && †state.b", "†state.a || †state.b",
-                                    "†state.list.0", "†state.a.0.b"])
-def test_the_remembered_target_text_is_the_text_rendered_each_time(output: str) -> None:
+                                    "†state.list.0", "†state.a.0.b", "†state.w0  ",
+                                    '†state."true"', "†state.-1", "†state.a || †state.a"])
+def test_the_compiled_sole_text_is_the_text_rendered_each_time(output: str) -> None:
+    # Node.sole_text, found when compiling: the call's own string when it is the
+    # canonical text of its single target (the messages share it), else that text.
     plan = compile_plan([{"_tool": "t", "_outputPath": output}])
     node = plan.nodes[0]
-    cache = CallCache()
     assert node.output is not None
-    for _ in range(3):  # the first call fills the cache, the later ones read it
-        for group in node.output.alternatives:
-            for target in group.targets:
-                assert target_text(node, target, cache) == target_text(node, target)
     sole = len(node.output.alternatives) == 1 and len(node.output.alternatives[0].targets) == 1
-    assert bool(cache.sole) == sole  # remembered for a sole target only
-    assert not any(cache.sole[1:])  # no other node is known
+    if sole:
+        rendered = str(node.output.alternatives[0].targets[0])
+        assert node.sole_text == rendered
+        assert (node.sole_text is node.output_text) == (rendered == output)
+    else:
+        assert node.sole_text is None
+    for group in node.output.alternatives:
+        for target in group.targets:
+            assert target_text(node, target) == str(target)
     texts = []
     for _ in range(2):  # the run's messages, with the plan's shared cache
         result = run_sync(plan, activities={"t": lambda call, tool, context: 1})
         texts.append([m["_outputPath"] for m in result.context.to_json()
                       if "_outputPath" in m])
-    written = [target_text(node, t) for t in node.output.alternatives[0].targets]
+    written = [str(t) for t in node.output.alternatives[0].targets]
     assert texts[0] == texts[1] == (
         written if result.calls[0].outcome == "executed" else [])
+    if sole and result.calls[0].outcome == "executed":  # the plan's string, not a copy
+        message = next(m for m in result.context.messages if "_outputPath" in m)
+        assert message["_outputPath"] is node.sole_text
 
 
 def _template_reference(node: Any) -> dict[str, Any]:
@@ -854,6 +862,13 @@ def test_a_call_template_is_its_definition_keys_in_order(params: dict[str, Any])
     node = plan.nodes[0]
     made, expected = _call_template(node), _template_reference(node)
     assert json.dumps(made) == json.dumps(expected)  # the same keys in the same order
+    # Node.flat, and the shortcut it allows, against the pass over every entry.
+    flat = all(v is None or isinstance(v, (bool, int, float, str)) for v in params.values()) \
+        and not any(isinstance(v, str) and v.startswith("\\") and not k.startswith("_")
+                    for k, v in params.items())
+    assert node.flat is flat
+    general = _call_template(evolve(node, flat=False))
+    assert json.dumps(general) == json.dumps(made)
 
 
 def test_a_state_made_by_its_maker_is_the_state_attrs_makes() -> None:

@@ -34,7 +34,7 @@ from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import outcome_of_exception
-from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.events import Admitted, Closed, Decided, Finished, RunEvent, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
 from obelisk.interpreters.machine import (
@@ -308,7 +308,7 @@ async def _decide_and_start(run: _Streamed, registry: Registry,
                             invocation: Invocation,
                             on_start: Callable[[int, int, bool], None] | None) -> None:
     if approve is not None:
-        answer = approve(dict(invocation.call))
+        answer = approve(fresh(invocation.call))  # a copy of its own, as run_async's hook
         if inspect.isawaitable(answer):
             answer = await answer
         verdict = as_verdict(answer)
