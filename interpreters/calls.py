@@ -93,7 +93,11 @@ class CallCache:
         plans run once (an agent compiles a plan per tick), and keeping a template would
         cost that run a copy of it and a dict per call for as long as the plan lives. From
         the second call of the node on (a plan run again, a dry run exploring branches),
-        the template is kept and copied (:func:`fresh`: a fifth of making it again)."""
+        the template is kept and copied (:func:`fresh`: a fifth of making it again). A flat
+        call (:attr:`Node.flat`) is made from the node every time: that costs no more than
+        a copy, so no template of it is kept."""
+        if node.flat:
+            return _call_template(node)
         at = node.id
         call = self.templates.get(at)
         if call is not None:

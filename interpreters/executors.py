@@ -357,8 +357,9 @@ class ToolChoices:
     def __init__(self, plan: CompiledPlan, registry: Registry) -> None:
         self.plan = plan
         self.registry = registry
-        #: Tool name -> (the tool, the activity, whether it is async).
-        self.known: dict[str | None, tuple[Tool | None, Callable[..., Any], bool]] = {}
+        #: Tool name -> (the tool, (the activity, whether it is async)): the pair is what
+        #: :meth:`choose` returns, made once.
+        self.known: dict[str | None, tuple[Tool | None, tuple[Callable[..., Any], bool]]] = {}
         self.remember = registry.mocks is None
 
     def choose(self, invocation: Invocation) -> tuple[Callable[..., Any], bool] | Execution:
@@ -368,15 +369,14 @@ class ToolChoices:
         if plain:
             known = self.known.get(name)
             if known is not None and known[0] is invocation.tool:
-                return known[1], known[2]
+                return known[1]
         execution = choose_executor(self.plan, invocation, self.registry)
         if type(execution) is not RunActivity:
             return execution
-        fn = execution.function
-        asynchronous = is_async(fn)
+        chosen = (execution.function, is_async(execution.function))
         if plain:
-            self.known[name] = (invocation.tool, fn, asynchronous)
-        return fn, asynchronous
+            self.known[name] = (invocation.tool, chosen)
+        return chosen
 
 
 async def _steered(awaitable: Awaitable[Outcome], invocation: Invocation,

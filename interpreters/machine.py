@@ -268,7 +268,8 @@ class _Step:
 
     def state(self) -> RunState:
         """The new run state this step made."""
-        self.unbatch()
+        if self.batching:  # (a step that touched one call never batched: no call)
+            self.unbatch()
         return _new_state(
             self.plan, self.context, self.status, self.waiting, self.candidates,
             self.running, self.errors, self.reasons, self.trace, self.open, self.max_nodes,
@@ -540,7 +541,8 @@ def settle(state: RunState, finished: Iterable[tuple[int, Outcome, str]]
     """
     step = _Step(state)
     _complete_many(step, finished)
-    step.unbatch()
+    if step.batching:
+        step.unbatch()
     ready = _advance(step)
     return step.state(), ready
 

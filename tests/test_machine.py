@@ -901,7 +901,9 @@ def test_a_nodes_call_is_made_anew_then_copied_from_its_template_from_the_second
 
     plan = compile_plan([
         {"_tool": "t", "x": "†state.a", "y": {"deep": [1, "\\†lit"]}, "_outputPath": "†state.b"},
-        {"_tool": "t", "z": "\\†escaped"}])
+        {"_tool": "t", "z": "\\†escaped"},
+        {"_tool": "t", "x": "†state.a", "n": 1, "_outputPath": "†state.c"}])  # flat
+    assert [node.flat for node in plan.nodes] == [False, False, True]
     cache = CallCache()
     handed: list[dict[str, Any]] = []
     for turn in range(4):
@@ -912,9 +914,10 @@ def test_a_nodes_call_is_made_anew_then_copied_from_its_template_from_the_second
             handed.append(call)
             if node.id == 0:
                 call["y"]["deep"].append("nested")  # nothing nested is shared either
-            call["y" if node.id == 0 else "z"] = "changed"  # the next call is unchanged
-            if node.id == 0:
+            call["y" if node.id == 0 else "z" if node.id == 1 else "n"] = "changed"
+            if node.id != 1:
                 call["x"] = None
+        # A flat call is made from its node each time: its template is never kept.
         assert sorted(cache.templates) == ([] if turn == 0 else [0, 1])
     assert cache.templates[0] == _call_template(plan.nodes[0])  # never changed by a holder
     assert cache.templates[0]["y"] == {"deep": [1, "†lit"]}
@@ -950,7 +953,7 @@ def test_tool_choices_remember_an_activity_by_tool_and_only_for_plain_calls() ->
             else:
                 assert chosen == expected
     assert set(choices.known) == {"a", "b", "c", "d"}
-    assert choices.known["a"][1:] == (a, True) and choices.known["b"][1:] == (b, False)
+    assert choices.known["a"][1] == (a, True) and choices.known["b"][1] == (b, False)
     # A dry run's mocks count their turns: nothing is remembered.
     mocked = ToolChoices(plan, Registry(mocks={"a": {"return": 1}}))
     for invocation in ready:
