@@ -75,6 +75,9 @@ class Node:
     #: True when every member of ``call`` is a JSON scalar and no string of a parameter
     #: starts with a backslash (:func:`is_flat`): the call as plain JSON is then its
     #: members as they are, with nothing to thaw or unescape.
+    #: (These two are derived from ``call``, ``output`` and ``output_text`` by the
+    #: compiler's ``build_graph``, the one place nodes are made: a node made or changed
+    #: by other code must set them to match.)
     flat: bool = False
 
     @property

@@ -91,8 +91,9 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                        invoke, clock, timeout, observer)
             return await _drive_async(run, approve, max_concurrency)
         run = _Run(resume.state, invoke, clock, timeout, observer)
-        run.queued.extend(resume.running)
-        return await _drive_async(run, approve, max_concurrency, resume.undecided)
+        running, undecided = resume.pick_up()
+        run.queued.extend(running)
+        return await _drive_async(run, approve, max_concurrency, undecided)
 
 
 class _Run:

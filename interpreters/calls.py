@@ -177,8 +177,10 @@ def started(tell: Any, invocation: Invocation) -> Started:
     return Started(invocation.node, {})
 
 def fresh(call: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a plain JSON call, for each party that is handed one (the approval
-    hook, the activity): what one changes in place, the others never see.
+    """A deep copy of a plain JSON call, for each party that is handed one besides the
+    activity, which is handed the invocation's own (the approval hook, an observer's
+    ``Started``, a hook's replacement, a resumed run's invocations): what one changes in
+    place, the others never see.
 
     Dicts and lists are copied (a call's values are nested at most ``MAX_JSON_DEPTH``
     deep, so recursion is bounded); anything else, immutable in a resolved call, is

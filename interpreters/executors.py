@@ -300,6 +300,8 @@ async def execute_async(execution: Execution, invocation: Invocation) -> Outcome
 
 
 #: Bends an outcome before the machine sees it (a dry run's exploration steers branches).
+#: It gets the invocation after its activity ran, whose call the activity may have
+#: changed in place: read its node, not its call.
 Steer: TypeAlias = Callable[[Invocation, Outcome], Outcome]
 
 

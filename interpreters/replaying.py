@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
-from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.common import gc_keep, gc_tuned
 from obelisk.interpreters.events import (
     Admitted,
@@ -64,6 +64,14 @@ class Replayed:
     state: RunState
     undecided: tuple[Invocation, ...]
     running: tuple[Invocation, ...]
+
+    def pick_up(self) -> tuple[tuple[Invocation, ...], tuple[Invocation, ...]]:
+        """``running`` and ``undecided``, for a run that resumes from this replay: each
+        invocation with a call of its own. An activity is handed its invocation's call
+        itself, so two runs resumed from one replay must not share one (and the
+        replay's own invocations stay as they were replayed)."""
+        return (tuple(evolve(i, call=fresh(i.call)) for i in self.running),
+                tuple(evolve(i, call=fresh(i.call)) for i in self.undecided))
 
 
 def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,

@@ -70,8 +70,9 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
             state = (begin(plan, context, isolate_invalid=isolate_invalid,
                            max_value_nodes=max_value_nodes, trace=traced(trace, observer))
                      if resume is None else resume.state)
-            approved: Sequence[Invocation] = () if resume is None else resume.running
-            ready: Sequence[Invocation] = () if resume is None else resume.undecided
+            approved: Sequence[Invocation]
+            ready: Sequence[Invocation]
+            approved, ready = ((), ()) if resume is None else resume.pick_up()
             while True:
                 for invocation in approved:
                     state = run_one(state, invocation)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 from typing import Any
 
@@ -14,7 +15,7 @@ from test_run_properties import approval, scenarios, without_delays
 from obelisk import compile_plan, run_async, run_sync
 from obelisk.interpreters.events import Cancelled, Decided, Finished, RunEvent, Started
 from obelisk.interpreters.machine import advance, finish
-from obelisk.interpreters.outcomes import Deny, Returned
+from obelisk.interpreters.outcomes import Approve, Deny, Returned
 from obelisk.interpreters.replaying import replay, replay_more, replay_open
 
 REPLAYS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -144,3 +145,47 @@ def test_started_events_carry_a_copy_of_the_call_unless_the_observer_never_reads
         assert seen == [{"_tool": "a", "x": {"deep": [1]}, "_outputPath": "†state.a"}] * 2
         started = [e for e in nodes_only.events if isinstance(e, Started)]
         assert [(e.node, e.call) for e in started] == [(0, {})]
+
+
+def test_runs_resumed_from_one_replay_each_get_the_calls_as_replayed() -> None:
+    # An activity is handed its invocation's call itself: a resumed run takes copies of
+    # the replay's invocations (Replayed.pick_up), so what one resumed run's activity
+    # changes in place neither the replay nor a second run resumed from it sees. Both
+    # kinds of picked-up call: one running (node 0), one waiting for the hook (node 1).
+    from obelisk.interpreters.aio import drive_async
+    from obelisk.interpreters.executors import Registry, async_executor, sync_executor
+    from obelisk.interpreters.sync import drive_sync
+
+    plan = compile_plan([{"_tool": "t", "x": {"deep": [1]}, "_outputPath": "†state.a"},
+                         {"_tool": "t", "x": {"deep": [2]}, "_outputPath": "†state.b"}])
+    events: list[RunEvent] = [Started(0, {}), Decided(0, Approve()), Started(1, {})]
+    replayed = replay_open(plan, None, events, approvals=True)
+    assert [i.node for i in replayed.running] == [0]
+    assert [i.node for i in replayed.undecided] == [1]
+    seen: list[Any] = []
+    shown: list[Any] = []
+
+    def meddle(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        seen.append(copy.deepcopy(call))
+        call["x"]["deep"].append("changed")
+        return 1
+
+    def approve(call: dict[str, Any]) -> Any:
+        shown.append(copy.deepcopy(call))
+        return True
+
+    clock = lambda: DATE  # noqa: E731
+    for interpreter in ("sync", "asyncio", "sync", "asyncio"):
+        registry = Registry(activities={"t": meddle})
+        if interpreter == "sync":
+            result = drive_sync(plan, plan.context, sync_executor(plan, registry), approve,
+                                clock, resume=replayed)
+        else:
+            result = asyncio.run(drive_async(plan, plan.context, async_executor(plan, registry),
+                                             approve, clock, resume=replayed))
+        assert result.status == "completed" and not result.errors
+    assert seen == [{"_tool": "t", "x": {"deep": [1]}, "_outputPath": "†state.a"},
+                    {"_tool": "t", "x": {"deep": [2]}, "_outputPath": "†state.b"}] * 4
+    assert shown == [{"_tool": "t", "x": {"deep": [2]}, "_outputPath": "†state.b"}] * 4
+    assert [i.call["x"] for i in (*replayed.running, *replayed.undecided)] == [
+        {"deep": [1]}, {"deep": [2]}]

@@ -284,9 +284,10 @@ async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
     waited for the approval hook are asked again."""
     if run.problems:
         return  # the solution was invalid: calls not started never start
-    for invocation in replayed.running:
+    running, undecided = replayed.pick_up()
+    for invocation in running:
         run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
-    for invocation in replayed.undecided:
+    for invocation in undecided:
         await _decide_and_start(run, registry, approve, invocation, None)
 
 

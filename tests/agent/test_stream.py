@@ -179,3 +179,23 @@ def test_a_streamed_call_past_the_timeout_fails_with_timeout() -> None:
     result = agent([solution, {"calls": [], "output": 1}], activities={"step": stuck},
                    timeout=0.01)
     assert [e["type"] for e in errors(result)] == ["Timeout"]
+
+
+def test_the_streamed_approval_hook_keeps_what_it_was_shown() -> None:
+    # The activity is handed the invocation's own call: the hook must have had a deep
+    # copy of its own (a shallow one would share the nested list the activity changes).
+    shown: list[dict[str, Any]] = []
+
+    def approve(call: dict[str, Any]) -> bool:
+        shown.append(call)
+        return True
+
+    async def meddle(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        await asyncio.sleep(0)
+        call["x"]["deep"].append("changed")
+        return 1
+
+    result = agent([{"calls": [write(0, {"deep": [1]})], "output": "†state.v0"}],
+                   activities={"step": meddle}, approve=approve)
+    assert result.status is AgentStatus.COMPLETED
+    assert shown == [write(0, {"deep": [1]})]
