@@ -19,7 +19,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import PlanError  # re-exported: its home was here
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
-from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, items_of
+from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, sorted_items
 
 __all__ = ["CompiledPlan", "Edge", "Node", "Param", "PlanError", "Read"]
 
@@ -96,6 +96,14 @@ class Node:
                           tool=self.tool, **fields)
 
 
+def message_path(target: Reference, written: str | None) -> str:
+    """The ``_outputPath`` of the messages that write ``target`` for a call whose
+    ``_outputPath`` is ``written``: the target as a reference, and ``written`` itself
+    when that is the very text (the messages then share the plan's string)."""
+    rendered = str(target)
+    return written if rendered == written else rendered
+
+
 def sole_text(output: OutputExpr | None, text: str | None) -> str | None:
     """:attr:`Node.sole_text` of a node whose ``_outputPath`` ``text`` parsed to
     ``output``."""
@@ -104,15 +112,14 @@ def sole_text(output: OutputExpr | None, text: str | None) -> str | None:
     targets = output.alternatives[0].targets
     if len(targets) != 1:
         return None
-    rendered = str(targets[0])
-    return text if rendered == text else rendered
+    return message_path(targets[0], text)
 
 
 def is_flat(call: Frozen) -> bool:
     """:attr:`Node.flat` of a node whose frozen call is ``call``."""
     if type(call) is not PMap:
         return False
-    for key, value in items_of(call):
+    for key, value in sorted_items(call):
         kind = type(value)
         if kind is str:
             if value[:1] == "\\" and key[:1] != "_":  # type: ignore[index]  # it is a str

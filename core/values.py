@@ -376,12 +376,6 @@ def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     return sorted(_items(src), key=_KEY)
 
 
-def items_of(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
-    """A frozen object's ``(key, value)`` pairs, in no particular order (what
-    ``list(src.items())`` gives, made faster)."""
-    return _items(src)
-
-
 def _items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     # A PMap's items, read from its buckets (a list of (key, value) lists or None)
     # without the generators of PMap.items(); the items of a map that is not laid out so

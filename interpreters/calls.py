@@ -24,6 +24,7 @@ from typing import Any
 from attrs import field, frozen
 from pyrsistent import PMap
 
+from obelisk.compiler.nodes import message_path
 from obelisk.compiler.parse import parse_reference, unescape_literal
 from obelisk.compiler.plan import CompiledPlan, Node
 from obelisk.compiler.tools import Tool, validate_params
@@ -306,8 +307,7 @@ def target_text(node: Node, target: Reference) -> str:
     a copy. A node with a single target has it already (:attr:`Node.sole_text`)."""
     if node.sole_text is not None:
         return node.sole_text
-    text = str(target)
-    return node.output_text if text == node.output_text else text
+    return message_path(target, node.output_text)
 
 
 def output_message(node: Node, target: Reference, value: Frozen, date: str,
