@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from obelisk import Context, compile_plan
+from obelisk import Context, compile_plan, gc_tuned
 from obelisk.agent import Asked, Ran, Transcript, build_request, run_agent
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import clock_of
@@ -193,9 +193,11 @@ def delegate_overhead() -> None:
 
 
 def main() -> None:
-    streaming()
-    delegate_overhead()
-    loop_overhead()
+    # The collector tuned as the command line tunes it (the library leaves it alone).
+    with gc_tuned(freeze=True):
+        streaming()
+        delegate_overhead()
+        loop_overhead()
     small, large = history(1_000), history(100_000)
     small_t, large_t = Transcript.of(small), Transcript.of(large)
     a = build_request(small, tools=TOOLS, transcript=small_t)

@@ -97,7 +97,7 @@ def replay_rate(path: str, repeats: int = 5) -> tuple[int, float, float, float]:
     """Rows of the stopped run, and the median seconds, over ``repeats`` replays, that a
     resume spends reading them, decoding them into run events, and replaying those through
     the machine (``replay_open`` under the collector settings resume uses)."""
-    from obelisk.interpreters.common import gc_tuned
+    from obelisk import gc_tuned
     from obelisk.interpreters.replaying import replay_open
     from obelisk.journal.codec import decode
 

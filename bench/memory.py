@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compile import TOOLS, plan_of  # noqa: E402 - the generator of bench/compile.py
 from pyrsistent import PMap, PVector, pmap, pvector  # noqa: E402
 
-from obelisk import compile_plan, run_sync  # noqa: E402
+from obelisk import compile_plan, gc_tuned, run_sync  # noqa: E402
 from obelisk.interpreters.common import utc_now  # noqa: E402 - the runs' default clock
 
 
@@ -92,7 +92,8 @@ def main() -> None:
     tracemalloc.start()
     base, _ = held()
     tracemalloc.reset_peak()
-    compiled = compile_plan(calls, tools=TOOLS)
+    with gc_tuned(n, freeze=True):  # as the command line tunes the collector
+        compiled = compile_plan(calls, tools=TOOLS)
     after_compile, compile_peak = held()
     assert not [d for d in compiled.diagnostics if d.is_error]
     plan_bytes = after_compile - base
@@ -101,7 +102,8 @@ def main() -> None:
     if "--compile-only" in sys.argv:
         return
     tracemalloc.reset_peak()
-    result = run_sync(compiled, activities=ACTIVITIES)
+    with gc_tuned(n, freeze=True):
+        result = run_sync(compiled, activities=ACTIVITIES)
     after_run, run_peak = held()
     assert result.status.value == "completed", result.status
     print(f"after the run of {n:,} calls: {(after_run - base) / n:7.0f} bytes per call held "

@@ -9,7 +9,7 @@ instructions each Python function executes and how often it is called, per node,
 next (the tracer slows the run about fifty times, but does not change what runs), except
 for two functions whose path depends on the process: the default clock
 (``common.py:utc_now``, which formats a new text only when the millisecond changes, more
-often under the tracer) and ``common.py:gc_keep`` (which freezes every thousand calls,
+often under the tracer) and ``collector.py:gc_keep`` (which freezes every thousand calls,
 counted across runs). The table says which functions a cut must shorten, and by how much
 a cut shortened them.
 

@@ -110,9 +110,11 @@ ASYNC_ACTIVITIES: Mapping[str, Any] = {"inc": _ainc, "total": _atotal}
 
 
 def obelisk_compile(kind: str, n: int) -> Any:
-    """The compiled obelisk plan of workload ``kind`` at ``n`` nodes."""
-    from obelisk import compile_plan
-    return compile_plan(plan_calls(kind, n))
+    """The compiled obelisk plan of workload ``kind`` at ``n`` nodes (the collector tuned
+    as the command line tunes it: the library leaves it alone)."""
+    from obelisk import compile_plan, gc_tuned
+    with gc_tuned(n, freeze=True):
+        return compile_plan(plan_calls(kind, n))
 
 
 def _check(result: Any) -> Any:
@@ -128,14 +130,16 @@ def _answer(result: Any) -> Any:
 
 def obelisk_sync(plan: Any) -> Any:
     """Run ``plan`` under ``run_sync``; returns the value at ``done``."""
-    from obelisk import run_sync
-    return _answer(run_sync(plan, activities=SYNC_ACTIVITIES))
+    from obelisk import gc_tuned, run_sync
+    with gc_tuned(len(plan.nodes), freeze=True):  # as the command line runs a plan
+        return _answer(run_sync(plan, activities=SYNC_ACTIVITIES))
 
 
 async def obelisk_async(plan: Any) -> Any:
     """Run ``plan`` under ``run_async``; returns the value at ``done``."""
-    from obelisk import run_async
-    return _answer(await run_async(plan, activities=ASYNC_ACTIVITIES))
+    from obelisk import gc_tuned, run_async
+    with gc_tuned(len(plan.nodes), freeze=True):  # as the command line runs a plan
+        return _answer(await run_async(plan, activities=ASYNC_ACTIVITIES))
 
 
 async def raw_asyncio(kind: str, n: int) -> int:
@@ -370,7 +374,7 @@ def measure(engine: str, kind: str, n: int,
 def makespan(engine: str) -> float:
     """Wall seconds of 100 calls sleeping 50 ms in parallel, then a 50 ms join."""
     if engine == "obelisk asyncio":
-        from obelisk import compile_plan, run_async
+        from obelisk import compile_plan, gc_tuned, run_async
 
         async def nap(call: Any, tool: Any, context: Any) -> Any:
             await asyncio.sleep(0.05)
@@ -380,7 +384,8 @@ def makespan(engine: str) -> float:
         plan = compile_plan(calls)
 
         async def go() -> Any:
-            return await run_async(plan, activities={"nap": nap})
+            with gc_tuned(len(plan.nodes), freeze=True):
+                return await run_async(plan, activities={"nap": nap})
     elif engine == "langgraph":
         from langgraph.graph import END, START, StateGraph
 

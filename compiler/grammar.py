@@ -58,7 +58,7 @@ def parse_built(text: str, start: str) -> object:
         try:
             return parser(True).parse(source, start=start)
         except UnexpectedInput as exc:
-            raise _reported(exc, text, start) from None
+            raise syntax_error(exc, text, start) from None
         except _LiteralError:
             # A bad literal found mid-parse: a syntax error further on comes first in
             # the tree path (parse, then depth, then build), so let it decide.
@@ -78,25 +78,13 @@ def build(text: str, tree: Tree[Token]) -> object:
         raise
 
 
-def _reported(exc: UnexpectedInput, text: str, start: str) -> ExpressionSyntaxError:
-    """Our error for lark's, and lark's let go of: its traceback's frames refer back to
-    it (a reference cycle per error), which would wait for the collector, and a compile
-    runs with the collector off."""
-    error = syntax_error(exc, text, start)
-    exc.__traceback__ = None
-    exc.__context__ = None
-    if hasattr(exc, "interactive_parser"):
-        exc.interactive_parser = None  # type: ignore[assignment]
-    return error
-
-
 def parse_tree(text: str, start: str) -> Tree[Token]:
     check_text(text)
     source = text.rstrip(SPACE)  # trailing whitespace is harmless; leading is not allowed
     try:
         tree = parser(False).parse(source, start=start)
     except UnexpectedInput as exc:
-        raise _reported(exc, text, start) from None
+        raise syntax_error(exc, text, start) from None
     _check_depth(tree, text)
     return tree
 

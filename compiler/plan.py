@@ -26,9 +26,7 @@ the context, a call without ``_instance`` has none either (it would never run).
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pyrsistent import PMap, PVector, pmap
@@ -40,7 +38,6 @@ from obelisk.compiler.nodes import CompiledPlan, Edge, Node, Param, PlanError, R
 from obelisk.compiler.plangraph import Limits, build_graph
 from obelisk.compiler.reading import CallInfo, CallReading, read_call
 from obelisk.compiler.tools import ToolRegistry
-from obelisk.core.collector import may_freeze, promote
 from obelisk.core.context import Context
 from obelisk.core.values import json_type
 
@@ -93,44 +90,7 @@ def compile_plan(
     """
     if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, (Sequence, PVector)):
         raise PlanError(f"a plan is a list of calls, got {json_type(calls)}")
-    with _collector_tuned():
-        return _compile(calls, tools, context, instances, open)
-
-
-#: A first-generation threshold this high means the collector is tuned already (a run's
-#: own tuning, see ``obelisk.gc_tuned``): compiling then leaves it as it is.
-GC_THRESHOLD = 50_000
-
-
-@contextlib.contextmanager
-def _collector_tuned() -> Iterator[None]:
-    """No garbage collection while a plan compiles; the collector is enabled again after.
-
-    Compiling allocates many small objects and keeps nearly all of them (the plan), and
-    makes no reference cycles (none are left to collect after compiling a valid plan or
-    one full of syntax errors), so the collector's passes found nothing while they took
-    a fifth to a quarter of the time, more as plans grew (the oldest generation is
-    rescanned as it grows). With raised thresholds (50,000, then 1,000 and 1,000) it
-    still took a tenth. So the collector is off for the compile and enabled again when
-    it ends, also when it raises; what it made joins the oldest generation (any cycle
-    made meanwhile is collected by the next full collection).
-    A collector already off, or already tuned by a run (a first threshold of
-    :data:`GC_THRESHOLD` or more), is left alone. Collector settings are process state,
-    not I/O: compiling stays pure.
-    """
-    if not gc.isenabled() or gc.get_threshold()[0] >= GC_THRESHOLD:
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        if may_freeze():
-            # The plan joins the oldest generation at once: the young collection the
-            # first allocation after compiling would start walks all of it and finds
-            # nothing (no cycles), a tenth of compiling 100,000 calls.
-            promote()
-        gc.enable()
+    return _compile(calls, tools, context, instances, open)
 
 
 def _compile(calls: Sequence[Any], tools: ToolRegistry | Iterable[Any] | None,

@@ -272,19 +272,7 @@ def _described(errors: list[Any], noun: str) -> list[tuple[str, str]]:
         path = tuple(error.absolute_path)
         describe = _DESCRIBE.get(str(error.validator), _describe_default)
         found.extend(describe(error, path, noun))
-    for error in errors:
-        _release(error)
     return found
-
-
-def _release(error: Any) -> None:
-    # An anyOf/oneOf error and the errors in its context refer to each other (a cycle
-    # per error, left for the collector, which is off while a plan compiles): cut them.
-    stack = [error]
-    while stack:
-        current = stack.pop()
-        stack.extend(current.context)
-        current.context, current.parent = [], None
 
 
 def _instance(call: Mapping[str, Any], declared: frozenset[str],

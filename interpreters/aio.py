@@ -37,14 +37,8 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
 from obelisk.interpreters.calls import Invocation, fresh, started
-from obelisk.interpreters.common import (
-    Observer,
-    clock_of,
-    gc_keep,
-    gc_tuned,
-    prepare,
-    traced,
-)
+from obelisk.interpreters.collector import gc_keep
+from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.events import Cancelled, Decided, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.machine import (
@@ -75,7 +69,6 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       trace: bool | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
-    The garbage collector is tuned for the length of the run (see ``gc_tuned``);
     ``observer`` is given every run event (Started, Decided, Finished, Cancelled);
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam).
     ``resume`` continues a replayed run instead of beginning one: its running calls start
@@ -84,16 +77,15 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
     """
     if max_concurrency is not None and max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
-    with gc_tuned(len(plan.nodes)):
-        if resume is None:
-            run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
-                             max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
-                       invoke, clock, timeout, observer)
-            return await _drive_async(run, approve, max_concurrency)
-        run = _Run(resume.state, invoke, clock, timeout, observer)
-        running, undecided = resume.pick_up()
-        run.queued.extend(running)
-        return await _drive_async(run, approve, max_concurrency, undecided)
+    if resume is None:
+        run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
+                         max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
+                   invoke, clock, timeout, observer)
+        return await _drive_async(run, approve, max_concurrency)
+    run = _Run(resume.state, invoke, clock, timeout, observer)
+    running, undecided = resume.pick_up()
+    run.queued.extend(running)
+    return await _drive_async(run, approve, max_concurrency, undecided)
 
 
 class _Run:

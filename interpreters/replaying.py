@@ -15,7 +15,7 @@ from attrs import evolve, frozen
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.common import gc_keep, gc_tuned
+from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.events import (
     Admitted,
     Cancelled,
@@ -82,9 +82,8 @@ def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[Ru
     ``approvals``: the run had an approval hook, so a started call runs only after a
     Decided event; without one, a started call is running at once.
     """
-    with gc_tuned(len(plan.nodes)):  # a replay makes what a run makes: tune as a run does
-        return _replayed(begin(plan, context, isolate_invalid=isolate_invalid, open=open),
-                         events, approvals)
+    return _replayed(begin(plan, context, isolate_invalid=isolate_invalid, open=open),
+                     events, approvals)
 
 
 def replay_more(replayed: Replayed, events: Iterable[RunEvent], *,

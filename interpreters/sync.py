@@ -17,14 +17,8 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.calls import Invocation, fresh, started
-from obelisk.interpreters.common import (
-    Observer,
-    clock_of,
-    gc_keep,
-    gc_tuned,
-    prepare,
-    traced,
-)
+from obelisk.interpreters.collector import gc_keep
+from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.events import Decided, Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
 from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
@@ -66,33 +60,32 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
         return state
 
     try:
-        with gc_tuned(len(plan.nodes)):
-            state = (begin(plan, context, isolate_invalid=isolate_invalid,
-                           max_value_nodes=max_value_nodes, trace=traced(trace, observer))
-                     if resume is None else resume.state)
-            approved: Sequence[Invocation]
-            ready: Sequence[Invocation]
-            approved, ready = ((), ()) if resume is None else resume.pick_up()
-            while True:
-                for invocation in approved:
-                    state = run_one(state, invocation)
+        state = (begin(plan, context, isolate_invalid=isolate_invalid,
+                       max_value_nodes=max_value_nodes, trace=traced(trace, observer))
+                 if resume is None else resume.state)
+        approved: Sequence[Invocation]
+        ready: Sequence[Invocation]
+        approved, ready = ((), ()) if resume is None else resume.pick_up()
+        while True:
+            for invocation in approved:
+                state = run_one(state, invocation)
+            for invocation in ready:
+                if approve is not None:
+                    verdict = as_verdict(wait(approve(fresh(invocation.call))))
+                    state, next_step = decide(state, invocation, verdict)
+                    if tell is not None:
+                        tell(Decided(invocation.node, verdict))
+                    if next_step is None:
+                        continue
+                    invocation = next_step
+                state = run_one(state, invocation)
+            if state.done:
+                return finish(state)
+            state, ready = advance(state)
+            approved = ()
+            if tell is not None:
                 for invocation in ready:
-                    if approve is not None:
-                        verdict = as_verdict(wait(approve(fresh(invocation.call))))
-                        state, next_step = decide(state, invocation, verdict)
-                        if tell is not None:
-                            tell(Decided(invocation.node, verdict))
-                        if next_step is None:
-                            continue
-                        invocation = next_step
-                    state = run_one(state, invocation)
-                if state.done:
-                    return finish(state)
-                state, ready = advance(state)
-                approved = ()
-                if tell is not None:
-                    for invocation in ready:
-                        tell(started(tell, invocation))
+                    tell(started(tell, invocation))
     finally:
         loop.close()
 

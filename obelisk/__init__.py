@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from obelisk.core.values import MISSING, Json, Missing, thaw
     from obelisk.interpreters.activities import Activity, ActivityError, Branch
     from obelisk.interpreters.aio import run_async
-    from obelisk.interpreters.common import gc_tuned
+    from obelisk.interpreters.collector import gc_tuned
     from obelisk.interpreters.dryrun import (
         DryRunResult,
         MockError,
@@ -126,7 +126,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.core.values": ("MISSING", "Json", "Missing", "thaw"),
     "obelisk.interpreters.activities": ("Activity", "ActivityError", "Branch"),
     "obelisk.interpreters.aio": ("run_async",),
-    "obelisk.interpreters.common": ("gc_tuned",),
+    "obelisk.interpreters.collector": ("gc_tuned",),
     "obelisk.interpreters.dryrun": ("DryRunResult", "MockError", "dry_run", "invalid_report",
         "report", "views"),
     "obelisk.interpreters.events": ("EventKind", "RunEvent", "RunStatus", "Status"),

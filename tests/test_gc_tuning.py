@@ -1,21 +1,24 @@
-"""The collector tuning around runs (interpreters/common.py ``gc_tuned``).
+"""The garbage collector: left alone by the library, tuned only when asked
+(interpreters/collector.py ``gc_tuned``).
 
-It changes process-wide state, so these tests check that the state always comes back:
-after a run, after nested and overlapping uses, after an exception, and never when the
-tuning is switched off or the collector is disabled.
+Runs, replays and compiles never touch the collector. ``gc_tuned`` changes process-wide
+state for a caller that asks (the command line, bench/), so these tests check that the
+state always comes back: after nested and overlapping uses, after an exception, and never
+when the collector is disabled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import obelisk
-from obelisk.core import collector
-from obelisk.interpreters import common
+from obelisk.interpreters import collector
 
 
 @pytest.fixture(autouse=True)
@@ -24,12 +27,86 @@ def restore() -> Iterator[None]:
     yield
     gc.set_threshold(*before[0])
     (gc.enable if before[1] else gc.disable)()
-    common.TUNE_GC = True
+
+
+class Cycle:
+    """A reference cycle of the host program's, noted in ``freed`` when collected."""
+
+    def __init__(self, freed: list[int], number: int) -> None:
+        self.me = self
+        weakref.finalize(self, freed.append, number)
+
+
+def test_host_cycles_made_during_overlapping_runs_are_collected() -> None:
+    # The defect of issue 27: runs froze every object the process tracked every thousand
+    # calls and released them only when the last of the overlapping runs ended, so the
+    # host's garbage cycles survived gc.collect() (5,000 of 5,000). Runs now leave the
+    # collector alone.
+    done = 0
+
+    async def step(call: Any, tool: Any, context: Any) -> int:
+        nonlocal done
+        await asyncio.sleep(0)  # the host's task gets a turn at every call
+        done += 1
+        return 1
+
+    plan = obelisk.compile_plan([{"_tool": "s", "x": f"†state.s{i}", "_outputPath":
+                                  f"†state.s{i + 1}"} for i in range(2_000)],
+                                context=[{"type": "state", "s0": 0}])  # a chain
+    freed: list[int] = []
+    seen: list[int] = []
+
+    async def host() -> None:  # the service's own work, while the runs go on
+        for number in range(5_000):
+            Cycle(freed, number)  # garbage at once: only the collector can free it
+        while done < 2_500:  # past two thousand completed calls
+            await asyncio.sleep(0)
+        gc.collect()
+        seen.extend((len(freed), done))
+
+    async def overlapping() -> None:
+        await asyncio.gather(obelisk.run_async(plan, activities={"s": step}),
+                             obelisk.run_async(plan, activities={"s": step}), host())
+
+    asyncio.run(overlapping())
+    assert seen[0] == 5_000 and seen[1] < 4_000  # every cycle, while the runs went on
+    assert gc.get_freeze_count() == 0
+
+
+def test_runs_replays_and_compiles_leave_the_collector_as_they_found_it() -> None:
+    gc.set_threshold(1234, 11, 12)
+    calls = [{"_tool": "t", "_outputPath": "†state.a"}]
+    seen: list[tuple[tuple[int, int, int], int]] = []
+
+    def t(call: Any, tool: Any, context: Any) -> int:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return 1
+
+    async def at(call: Any, tool: Any, context: Any) -> int:
+        return t(call, tool, context)
+
+    events: list[Any] = []
+    plan = obelisk.compile_plan(calls)
+    result = obelisk.run_sync(plan, activities={"t": t}, observer=events.append)
+
+    async def both() -> None:
+        await asyncio.gather(obelisk.run_async(plan, activities={"t": at}),
+                             obelisk.run_async(plan, activities={"t": at}))
+
+    asyncio.run(both())
+    obelisk.dry_run(calls, mocks={"t": {"return": 3}}, interpreter="asyncio")
+    assert obelisk.replay(plan, None, events).context == result.context
+    assert seen == [((1234, 11, 12), 0)] * 3
+    assert gc.get_threshold() == (1234, 11, 12) and gc.get_freeze_count() == 0
 
 
 def test_tunes_inside_and_restores_after() -> None:
     gc.set_threshold(700, 10, 10)
     with obelisk.gc_tuned():
+        assert gc.get_threshold()[0] >= 50_000
+        assert gc.get_freeze_count() == 0  # freezing is asked for apart
+    assert gc.get_threshold() == (700, 10, 10)
+    with obelisk.gc_tuned(freeze=True):
         assert gc.get_threshold()[0] >= 50_000
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == (700, 10, 10)
@@ -38,50 +115,29 @@ def test_tunes_inside_and_restores_after() -> None:
 
 def test_nested_and_overlapping_uses_restore_only_at_the_last_exit() -> None:
     gc.set_threshold(700, 10, 10)
-    outer = obelisk.gc_tuned()
-    inner = obelisk.gc_tuned()
+    outer = obelisk.gc_tuned(freeze=True)
+    inner = obelisk.gc_tuned(freeze=True)
     outer.__enter__()
     inner.__enter__()
     outer.__exit__(None, None, None)  # the first to leave is not the last one running
-    assert gc.get_threshold()[0] >= 50_000
+    assert gc.get_threshold()[0] >= 50_000 and gc.get_freeze_count() > 0
     inner.__exit__(None, None, None)
-    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0
 
 
 def test_an_exception_still_restores() -> None:
     gc.set_threshold(700, 10, 10)
-    with pytest.raises(RuntimeError), obelisk.gc_tuned():
+    with pytest.raises(RuntimeError), obelisk.gc_tuned(freeze=True):
         raise RuntimeError("boom")
-    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0
 
 
-def test_switched_off_or_collector_disabled_changes_nothing() -> None:
+def test_a_disabled_collector_is_left_alone() -> None:
     gc.set_threshold(700, 10, 10)
-    common.TUNE_GC = False
-    with obelisk.gc_tuned():
-        assert gc.get_threshold() == (700, 10, 10)
-    common.TUNE_GC = True
     gc.disable()
-    with obelisk.gc_tuned():
-        assert gc.get_threshold() == (700, 10, 10)
-
-
-def test_runs_leave_the_collector_as_they_found_it() -> None:
-    gc.set_threshold(1234, 11, 12)
-    plan = [{"_tool": "t", "_outputPath": "†state.a"}]
-    obelisk.run_sync(plan, activities={"t": lambda call, tool, context: 1})
-
-    async def t(call: object, tool: object, context: object) -> int:
-        return 2
-
-    async def both() -> None:
-        await asyncio.gather(obelisk.run_async(plan, activities={"t": t}),
-                             obelisk.run_async(plan, activities={"t": t}))
-
-    asyncio.run(both())
-    obelisk.dry_run(plan, mocks={"t": {"return": 3}}, interpreter="asyncio")
-    assert gc.get_threshold() == (1234, 11, 12)
-    assert gc.get_freeze_count() == 0
+    with obelisk.gc_tuned(freeze=True):
+        assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0
+    assert not gc.isenabled()
 
 
 def test_a_large_run_spaces_young_collections_by_its_size() -> None:
@@ -98,22 +154,26 @@ def test_a_large_run_spaces_young_collections_by_its_size() -> None:
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_gc_keep_freezes_what_runs_hold_only_while_one_is_under_way() -> None:
+def test_gc_keep_freezes_only_inside_a_freezing_block() -> None:
     assert gc.get_freeze_count() == 0
-    for _ in range(common._GC_FREEZE_EVERY):
-        common.gc_keep()
-    assert gc.get_freeze_count() == 0  # no run: nothing frozen
+    for _ in range(collector.GC_FREEZE_EVERY):
+        collector.gc_keep()
+    assert gc.get_freeze_count() == 0  # no block: nothing frozen
     with obelisk.gc_tuned():
-        kept = [[] for _ in range(10)]  # noqa: F841 - tracked objects made in the run
+        for _ in range(collector.GC_FREEZE_EVERY):
+            collector.gc_keep()
+        assert gc.get_freeze_count() == 0  # a block that did not ask to freeze
+    with obelisk.gc_tuned(freeze=True):
+        kept = [[] for _ in range(10)]  # tracked objects made in the block
         frozen = gc.get_freeze_count()
-        for _ in range(common._GC_FREEZE_EVERY):
-            common.gc_keep()
-        assert gc.get_freeze_count() >= frozen
-    assert gc.get_freeze_count() == 0  # released when the last run ends
+        for _ in range(collector.GC_FREEZE_EVERY):
+            collector.gc_keep()
+        assert gc.get_freeze_count() >= frozen + len(kept)
+    assert gc.get_freeze_count() == 0  # released when the last block ends
 
 
-def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> None:
-    # No young collection walks a run's objects once it is over: they are kept, mostly.
+def test_what_a_freezing_block_made_joins_the_oldest_generation() -> None:
+    # No young collection walks a finished run's result or a just-compiled plan.
     gc.set_threshold(700, 10, 10)
     collections: list[int] = []
 
@@ -121,10 +181,12 @@ def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> 
         if phase == "start":
             collections.append(info["generation"])
 
+    calls = [{"_tool": "a", "x": f"†state.s{i}", "_outputPath": f"†state.s{i + 1}"}
+             for i in range(2_000)]
     try:
-        with obelisk.gc_tuned():
+        with obelisk.gc_tuned(len(calls), freeze=True):
+            plan = obelisk.compile_plan(calls)
             kept = [[] for _ in range(5_000)]
-            assert gc.get_count()[0] >= 4_000
             gc.callbacks.append(seen)  # inside: the restored threshold acts at once
         after = [[] for _ in range(100)]  # a few allocations, far below the threshold
     finally:
@@ -132,25 +194,22 @@ def test_what_runs_made_joins_the_oldest_generation_when_the_last_run_ends() -> 
     assert collections == []
     assert gc.get_count()[0] < 700
     assert all(gc.is_tracked(item) for item in kept[:10] + after[:10])
+    assert len(plan.nodes) == len(calls)
     assert gc.get_freeze_count() == 0
 
 
-def test_objects_the_program_froze_stay_frozen_through_runs(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_objects_the_program_froze_stay_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
     # Unfreezing is all or nothing: a program that froze objects (before forking, say)
-    # keeps them frozen, so runs then freeze nothing themselves.
-    monkeypatch.setattr(collector._State, "program_freezes", False)  # restored after
+    # keeps them frozen, so a freezing block then freezes nothing itself.
+    monkeypatch.setattr(collector._Tuning, "program_freezes", False)  # restored after
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with obelisk.gc_tuned():
+        with obelisk.gc_tuned(freeze=True):
             kept = [[] for _ in range(100)]
-            for _ in range(common._GC_FREEZE_EVERY):
-                common.gc_keep()
+            for _ in range(collector.GC_FREEZE_EVERY):
+                collector.gc_keep()
         # (a frozen object that dies leaves the count: it can only shrink a little)
-        assert 0 < gc.get_freeze_count() <= frozen
-        obelisk.run_sync([{"_tool": "a", "_outputPath": "†state.a"}],
-                         activities={"a": lambda call, tool, context: 1})
         assert 0 < gc.get_freeze_count() <= frozen and len(kept) == 100
     finally:
         gc.unfreeze()
@@ -160,7 +219,7 @@ def test_once_the_program_is_seen_freezing_nothing_is_counted_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Counting walks every frozen object (milliseconds for a million): it is done while
     # nothing of obelisk's is frozen, and only until the program is seen freezing.
-    monkeypatch.setattr(collector._State, "program_freezes", False)
+    monkeypatch.setattr(collector._Tuning, "program_freezes", False)
     counted: list[int] = []
     real = gc.get_freeze_count
 
@@ -173,9 +232,8 @@ def test_once_the_program_is_seen_freezing_nothing_is_counted_again(
     gc.freeze()
     try:
         assert not collector.may_freeze() and len(counted) == 2
-        with obelisk.gc_tuned():
+        with obelisk.gc_tuned(freeze=True):
             pass
-        obelisk.compile_plan([{"_tool": "a"}])
         assert not collector.may_freeze()
         assert len(counted) == 2  # sticky: never counted again
     finally:

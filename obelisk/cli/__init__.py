@@ -187,11 +187,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
     try:
-        # A command builds contexts from whole files and runs plans: both allocate many
-        # long-lived objects, which the tuned collector does not rescan over and over.
+        # A command builds contexts from whole files, compiles and runs plans: all allocate
+        # many long-lived objects, which the tuned collector does not rescan over and
+        # over. The command line owns its process, so it may tune the collector (and
+        # freeze: its block ends when the command does); the library never does.
         from obelisk import gc_tuned
 
-        with gc_tuned():
+        with gc_tuned(freeze=True):
             code: int = args.run(args, out, err)
             return code
     except InputError as exc:

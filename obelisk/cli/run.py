@@ -16,6 +16,7 @@ from obelisk import (
     MockError,
     RunResult,
     dry_run,
+    gc_tuned,
     invalid_report,
     report,
     run_async,
@@ -167,20 +168,27 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     display = Display.start(plan, pf.tools, out, err, approve=args.approve)
     tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
     try:
-        if args.journal:
-            with open_journal(args.journal, args.durability) as journal:
-                result = _run_journaled(args, plan, journal, tracked, display, err)
-        elif args.interpreter == "asyncio":
-            result = asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
-                                           max_concurrency=args.max_concurrency,
-                                           timeout=args.timeout, observer=display.observe))
-        else:
-            result = run_sync(plan, activities=tracked, approve=display.approve,
-                              observer=display.observe)
+        # Young collections spaced by the plan's size (main tunes for any command).
+        with gc_tuned(len(plan.nodes), freeze=True):
+            result = _run(args, plan, tracked, display, err)
     except BaseException:
         display.progress.close()
         raise
     return finish_run(result, args.out, out, display, traceback=args.traceback)
+
+
+def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
+         display: Display, err: TextIO) -> RunResult:
+    """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time."""
+    if args.journal:
+        with open_journal(args.journal, args.durability) as journal:
+            return _run_journaled(args, plan, journal, tracked, display, err)
+    if args.interpreter == "asyncio":
+        return asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
+                                     max_concurrency=args.max_concurrency,
+                                     timeout=args.timeout, observer=display.observe))
+    return run_sync(plan, activities=tracked, approve=display.approve,
+                    observer=display.observe)
 
 
 class Display:

@@ -29,7 +29,8 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.common import Observer, clock_of, gc_tuned, prepare, traced
+from obelisk.interpreters.collector import gc_tuned
+from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.outcomes import Outcome, Raised
