@@ -32,9 +32,9 @@ from obelisk.compiler.validation import (
     validate_output,
     validate_params,
 )
-from obelisk.core.errors import ToolError  # re-exported: its home was here
+from obelisk.core.errors import NotJSONError, ToolError  # ToolError: re-exported
 from obelisk.core.text import article
-from obelisk.core.values import Frozen, NotJSONError, freeze, json_type, pointer_of
+from obelisk.core.values import Frozen, freeze, json_type, pointer_of
 
 if TYPE_CHECKING:
     from obelisk.compiler.shape import ToolShape

@@ -18,18 +18,12 @@ from typing import Any
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
+from obelisk.core import pmaps
 from obelisk.core.errors import MessageError, NotJSONError, WriteError
 from obelisk.core.messages import Write, normalise
-from obelisk.core.methods import (
-    Method,
-    OpenMap,
-    apply_write,
-    fast_sets,
-    get_key,
-    set_in_objects,
-    set_in_open,
-)
+from obelisk.core.methods import Method, apply_write, set_in_objects, set_in_open
 from obelisk.core.paths import Path, get_in
+from obelisk.core.pmaps import get as _get
 from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze, thaw
 
 #: A view: the folded value of a layer, or the error that broke the fold.
@@ -57,10 +51,10 @@ def _describes(message: Any) -> bool:
     # compiler's readers of it keep: they apply their own rules to these).
     if type(message) is not PMap:
         return False
-    if get_key(message, "schema") is not MISSING:
+    if _get(message, "schema", MISSING) is not MISSING:
         return True
-    kind = get_key(message, "type")
-    return bool(kind == "input" or (kind == "data" and get_key(message, "kind") == "input"))
+    kind = _get(message, "type", MISSING)
+    return bool(kind == "input" or (kind == "data" and _get(message, "kind", MISSING) == "input"))
 
 
 def _output_describes(kind: str) -> bool:
@@ -364,8 +358,9 @@ class Appender:
     :meth:`context` gives the context that appending each message in turn with
     :meth:`Context.append_write` would have made: the same messages, views (equal, and
     laid out alike), versions and errors. Only the contexts in between are never built:
-    a ``set`` through objects of a global view goes into an :class:`OpenMap` of that
-    view, so settling many calls at once folds each of their writes into a few open maps
+    a ``set`` through objects of a global view goes into an opened map of that view
+    (:class:`~obelisk.core.pmaps.OpenMap`), so settling many calls at once folds each of
+    their writes into a few open maps
     instead of making a new map at every level for every write. Any other write (another
     method, an instance, a path through an array or a missing object, a broken view)
     first makes the context so far, then takes :meth:`Context.append_write`'s route.
@@ -378,13 +373,13 @@ class Appender:
 
     def __init__(self, context: Context) -> None:
         self._base = context
-        self._fast = fast_sets()
+        self._fast = pmaps.FAST  # opened maps read the buckets: else one by one
         self._reset()
 
     def _reset(self) -> None:
         self._messages: list[Any] = []  # appended after the base's, in order
         self._described: list[int] = []  # their positions in the context, when they describe
-        self._open: dict[str, OpenMap] = {}  # the global views opened, by kind
+        self._open: dict[str, pmaps.OpenMap] = {}  # the global views opened, by kind
         self._counts: dict[str, int] = {}  # the writes each has taken
 
     def append_write(self, message: Any, write: Write, *,
@@ -415,7 +410,7 @@ class Appender:
             view, error = self._base._globals.get(kind, _NONE)[0]
             if error is not None or type(view) is not PMap:
                 return False
-            root = self._open[kind] = OpenMap(view)
+            root = self._open[kind] = pmaps.OpenMap(view)
         if not set_in_open(root, path, value):
             return False
         frozen_message = message if isinstance(message, PMap) else freeze(message)

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from attrs import frozen
-from pyrsistent import PMap, pmap, pvector
+from pyrsistent import PMap, pmap
 
 from obelisk.core.ast import Reference
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, NotJSONError
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, render_reference
-from obelisk.core.values import Frozen, freeze, pmap_from
+from obelisk.core.pmaps import compact, single
+from obelisk.core.values import Frozen, freeze
 
 #: Message types that carry data, with the key holding their payload.
 PAYLOAD_KEYS: Mapping[str, str] = {"data": "data", "input": "input", "state": "state"}
@@ -83,107 +84,31 @@ def kind_of(message: Mapping[str, Any]) -> str | None:
     return mtype
 
 
-def message_base(
-    kind: str, path_text: str, method: Method, call: Frozen, instance: str | None,
-) -> PMap[str, Any]:
-    """The part of an output message that is the same every time a call writes a target:
-    type, kind, ``_outputPath`` (``path_text``, the target as written), ``_outputMethod``,
-    ``_call`` and ``_instance``."""
-    base: dict[str, Any] = {
-        "type": "data", "kind": kind, "_outputPath": path_text,
-        "_outputMethod": method.value, "_call": call,
-    }
-    if instance is not None:
-        base["_instance"] = instance
-    return pmap(base)
-
-
 def output_message(
     kind: str, path: Path, path_text: str, method: Method, instance: str | None,
-    call: Frozen, value: Frozen, date: str, base: PMap[str, Any] | None = None,
-    layout: MessageLayout | None = None,
+    call: Frozen, value: Frozen, date: str,
 ) -> PMap[str, Any]:
     """The data message that writes ``value`` at ``†kind.path`` (the inverse of
-    :func:`normalise`, which gives back that write), built frozen.
+    :func:`normalise`, which gives back that write), built frozen, whole, in one step.
 
-    ``value`` is nested along ``path`` in ``data``, an index as its decimal text; ``base``
-    is :func:`message_base`'s result when the caller has it cached, ``layout`` its
-    :class:`MessageLayout` (then ``base`` is not read). With neither, the message is
-    built in one step, in one bucket (:func:`_compact_message`), so nothing per call
-    needs keeping to build it fast and the message itself holds less.
+    ``value`` is nested along ``path`` in ``data``, an index as its decimal text. The
+    message is ``pmap(fields, pre_size=1)``: a PMap files each entry in the bucket its
+    key's hash picks among as many buckets as the map has (by default twice its size),
+    and every non-empty bucket is a list of its own, so an output message spread over the
+    default buckets holds about six lists; this one holds one. Lookups scan that bucket
+    (eight entries at most); equality and hash do not depend on the buckets, and a later
+    ``set`` spreads the map out again as pmap does. The ``type``, ``kind`` and
+    ``_outputMethod`` entries are tuples shared by every message.
     """
     data: Any = value
     for segment in reversed(path):
-        data = _single(str(segment), data)
-    if layout is not None:
-        return layout.build(data, date)
-    if base is None:
-        if _FAST.on:  # nothing kept per call: the message is built whole, compactly
-            return _compact_message(kind, path_text, method, call, instance, data, date)
-        base = message_base(kind, path_text, method, call, instance)
-    return _slow_message(base, data, date)
-
-
-def _slow_message(base: PMap[str, Any], data: Any, date: str) -> PMap[str, Any]:
-    # The definition of an output message: ``base`` with its data and date set.
-    message = base.evolver()
-    message["data"] = data
-    message["_date"] = date
-    return message.persistent()
-
-
-class MessageLayout:
-    """How the output messages made from one base are laid out in a PMap's buckets.
-
-    Every message built on a base has the same keys inserted in the same order, so the
-    same buckets: only the values of ``data`` and ``_date`` differ. The layout is taken
-    from one message built the ordinary way (:func:`_slow_message`), and each message is
-    then a copy of that bucket list with two entries replaced: the same PMap, equal and
-    iterating in the same order, made in a fraction of the time (a PMap is pure Python).
-    Worth it only for a base that writes many messages: kept per base, it costs more
-    memory than a message, and the interpreters build each message whole instead
-    (:func:`_compact_message`), since a call writes each target once per run.
-    """
-
-    __slots__ = ("base", "size", "buckets", "data_at", "date_at")
-
-    def __init__(self, base: PMap[str, Any]) -> None:
-        self.base = base
-        sample = _slow_message(base, None, "")
-        self.size: int = sample._size
-        self.buckets: list[Any] = list(sample._buckets)
-        self.data_at = self._find("data")
-        self.date_at = self._find("_date")
-
-    def _find(self, key: str) -> tuple[int, int]:
-        for index, bucket in enumerate(self.buckets):
-            for position, (k, _) in enumerate(bucket or ()):
-                if k == key:
-                    return index, position
-        raise LookupError(key)  # pragma: no cover - the sample holds both keys
-
-    def build(self, data: Any, date: str) -> PMap[str, Any]:
-        """The message of this base with ``data`` and ``_date`` set."""
-        if not _FAST.on:
-            return _slow_message(self.base, data, date)
-        buckets = self.buckets[:]
-        index, position = self.data_at
-        bucket = buckets[index] = buckets[index][:]
-        bucket[position] = ("data", data)
-        index, position = self.date_at
-        bucket = buckets[index] if index == self.data_at[0] else buckets[index][:]
-        buckets[index] = bucket
-        bucket[position] = ("_date", date)
-        return pmap_from(self.size, pvector(buckets))
-
-
-def _single(key: str, value: Any) -> PMap[str, Any]:
-    # pmap({key: value}), laid out as pmap lays it out (two buckets), without its loops.
-    if not _FAST.on:
-        return pmap({key: value})
-    buckets: list[Any] = [None, None]
-    buckets[hash(key) % 2] = [(key, value)]
-    return pmap_from(1, pvector(buckets))
+        data = single(str(segment), data)
+    if instance is None:
+        return compact([_TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text),
+                        _METHOD_PAIRS[method], ("_call", call), ("data", data), ("_date", date)])
+    return compact([_TYPE_PAIR, _kind_pair(kind), ("_outputPath", path_text),
+                    _METHOD_PAIRS[method], ("_call", call), ("_instance", instance),
+                    ("data", data), ("_date", date)])
 
 
 #: The ``_outputMethod`` entry of every method, one tuple each, shared by every message:
@@ -206,75 +131,6 @@ def _kind_pair(kind: str) -> tuple[str, str]:
         if len(_KIND_PAIRS) < _KIND_PAIRS_MAX:
             _KIND_PAIRS[kind] = pair
     return pair
-
-
-def _compact_message(kind: str, path_text: str, method: Method, call: Frozen,
-                     instance: str | None, data: Any, date: str) -> PMap[str, Any]:
-    """The output message as a PMap of one bucket: ``pmap(fields, pre_size=1)``.
-
-    A PMap files each entry in the bucket its key's hash picks among as many buckets as
-    the map has (``pre_size``; by default twice its size), and every non-empty bucket is
-    a list of its own: an output message spread over the default buckets holds about six
-    lists, this one holds one. Lookups scan that bucket (eight entries at most); equality
-    and hash do not depend on the buckets, and a later ``set`` spreads the map out again
-    as pmap does. The entries are in the order the fields are written below; the
-    ``type``, ``kind`` and ``_outputMethod`` entries are tuples shared by every message.
-    """
-    kind_pair = _kind_pair(kind)
-    if instance is None:
-        return pmap_from(7, pvector([[
-            _TYPE_PAIR, kind_pair, ("_outputPath", path_text), _METHOD_PAIRS[method],
-            ("_call", call), ("data", data), ("_date", date)]]))
-    return pmap_from(8, pvector([[
-        _TYPE_PAIR, kind_pair, ("_outputPath", path_text), _METHOD_PAIRS[method],
-        ("_call", call), ("_instance", instance), ("data", data), ("_date", date)]]))
-
-
-def _compact_reference(kind: str, path_text: str, method: Method, call: Frozen,
-                       instance: str | None, data: Any, date: str) -> PMap[str, Any]:
-    # What _compact_message builds, by pyrsistent's public API (its definition).
-    fields: dict[str, Any] = {"type": "data", "kind": kind, "_outputPath": path_text,
-                              "_outputMethod": method.value, "_call": call}
-    if instance is not None:
-        fields["_instance"] = instance
-    fields["data"] = data
-    fields["_date"] = date
-    return pmap(fields, pre_size=1)
-
-
-class _FAST:
-    """Whether the layouts above build messages from PMap's internals: checked once at
-    import against the ordinary construction, so a pyrsistent that stores maps in another
-    way falls back to it."""
-
-    on = False
-
-
-def _check_fast() -> bool:
-    try:
-        _FAST.on = True
-        for instance in ("i", None):
-            call: Frozen = pmap({"_tool": "t"})
-            built = _compact_message("state", "†state.a", Method.PUSH, call, instance, 1, "d")
-            public = _compact_reference("state", "†state.a", Method.PUSH, call, instance, 1, "d")
-            slow = _slow_message(message_base("state", "†state.a", Method.PUSH, call, instance),
-                                 1, "d")
-            if not (built == public == slow and hash(built) == hash(slow)
-                    and list(built.items()) == list(public.items())
-                    and built.set("x", 1) == slow.set("x", 1)):
-                return False
-        base = message_base("state", "†state.a.b", Method.SET, pmap({"_tool": "t"}), "i")
-        fast = output_message("state", ("a", "b"), "†state.a.b", Method.SET, "i",
-                              pmap({"_tool": "t"}), pmap({"x": 1}), "d",
-                              layout=MessageLayout(base))
-        slow = _slow_message(base, pmap({"a": pmap({"b": pmap({"x": 1})})}), "d")
-        return (fast == slow and list(fast.items()) == list(slow.items())
-                and hash(fast) == hash(slow))
-    except Exception:  # noqa: BLE001 - any difference in the internals: the slow way
-        return False
-
-
-_FAST.on = _check_fast()
 
 
 def is_reserved(key: str) -> bool:

@@ -9,16 +9,16 @@ creating an array element through a MISSING container, raises :class:`WriteError
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
 
 from pyrsistent import PMap, PVector, pmap, pvector
 from pyrsistent.typing import PMapEvolver
 
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, render_path
+from obelisk.core.pmaps import OpenMap, get, set_key
 from obelisk.core.text import article
-from obelisk.core.values import MISSING, Frozen, Missing, bucket_get, json_type, pmap_from
+from obelisk.core.values import MISSING, Frozen, Missing, json_type
 
 
 class Method(str, enum.Enum):
@@ -180,165 +180,23 @@ def set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen
         key = path[0]  # one key (``†state.total``): the commonest write, without the loops
         if type(key) is not str or type(root) is not PMap:
             return None
-        return _set_key(root, key, value) if _FAST_SET.on else root.set(key, value)
+        return set_key(root, key, value)
     levels: list[tuple[PMap[str, Frozen], str]] = []
     node: Frozen | Missing = root
-    fast = _FAST_SET.on
     for depth, key in enumerate(path):
         if type(key) is not str:
             return None
         if type(node) is PMap:
             levels.append((node, key))
             if depth < last:
-                node = _get(node, key) if fast else node.get(key, MISSING)
+                node = get(node, key, MISSING)
         elif node is MISSING and depth == last:
             value = pmap({key: value})
         else:
             return None
     for container, name in reversed(levels):
-        value = _set_key(container, name, value) if fast else container.set(name, value)
+        value = set_key(container, name, value)
     return value
-
-
-# PMap is pure Python: its ``set`` makes an evolver, copies the bucket vector's evolver and
-# makes the map again. The two helpers below do what ``get`` and ``set`` do on its buckets
-# directly (a key set in a third of the time), and are used only when a check at import
-# finds they make exactly the maps PMap makes (same items, same order, same hash).
-
-
-class _FAST_SET:  # noqa: N801 - a flag, named as the one in core/messages.py
-    """Whether :func:`_get` and :func:`_set_key` may read PMap's buckets."""
-
-    on = False
-
-
-def get_key(container: PMap[str, Any], key: str) -> Any:
-    """``container.get(key, MISSING)``, from PMap's buckets when that is checked safe."""
-    return _get(container, key) if _FAST_SET.on else container.get(key, MISSING)
-
-
-#: container.get(key, MISSING), from the buckets.
-_get: Callable[[PMap[str, Frozen], str], Frozen | Missing] = bucket_get
-
-
-def _set_key(container: PMap[str, Frozen], key: str, value: Frozen) -> PMap[str, Frozen]:
-    # container.set(key, value), laid out as PMap's evolver lays it out: a new key goes
-    # first in its bucket; when the map must grow its buckets, PMap itself does it.
-    buckets: Any = container._buckets
-    size: Any = container._size  # a slot; len() would be a Python-level call
-    index = hash(key) % len(buckets)
-    bucket = buckets[index]
-    if bucket:
-        for k, v in bucket:
-            if k == key:
-                if v is value:
-                    return container
-                return pmap_from(size, buckets.set(
-                    index, [(k2, value) if k2 == key else (k2, v2) for k2, v2 in bucket]))
-    if len(buckets) < 0.67 * size:
-        return _grown(buckets, size, key, value)
-    return pmap_from(size + 1, buckets.set(
-        index, [(key, value), *bucket] if bucket else [(key, value)]))
-
-
-def _rehashed(buckets: Iterable[Any], count: int) -> list[Any]:
-    # The entries of ``buckets`` filed in ``count`` new buckets, in bucket order (as
-    # PMap's evolver grows a map); the entries' tuples are reused.
-    grown: list[Any] = [None] * count
-    for bucket in buckets:
-        if bucket:
-            for entry in bucket:
-                at = hash(entry[0]) % count
-                if grown[at]:
-                    grown[at].append(entry)
-                else:
-                    grown[at] = [entry]
-    return grown
-
-
-def _grown(buckets: Any, size: int, key: str, value: Frozen) -> PMap[str, Frozen]:
-    # The map with a new key when it must grow first, laid out as PMap's evolver lays it
-    # out (twice the buckets, the entries rehashed in bucket order, then the new key set
-    # first in its bucket), without the evolvers: the entries' tuples are reused.
-    grown = _rehashed(buckets, 2 * len(buckets))
-    at = hash(key) % len(grown)
-    grown[at] = [(key, value), *grown[at]] if grown[at] else [(key, value)]
-    return pmap_from(size + 1, pvector(grown))
-
-
-class OpenMap:
-    """A PMap opened for many key sets, closed into one map at the end.
-
-    :func:`set_in_open` writes into it as :func:`apply_write` would write ``set`` into
-    the map, level by level (opening each object on the way once); :meth:`close` makes
-    the map that those writes one by one would have made: the same items in the same
-    buckets in the same order (the layout ``_set_key`` keeps), so equal, hashing and
-    iterating the same. The bucket vector is copied on write (an evolver), so opening
-    a large map for one set costs what that set costs. Used only while ``_FAST_SET.on``
-    (it reads PMap's buckets), by the context's :class:`~obelisk.core.context.Appender`.
-    """
-
-    __slots__ = ("_buckets", "_width", "_size", "_children")
-
-    def __init__(self, container: PMap[str, Frozen]) -> None:
-        buckets: Any = container._buckets
-        self._buckets: Any = buckets.evolver()  # a list once the map has grown
-        self._width: int = len(buckets)
-        size: Any = container._size  # a slot of PMap
-        self._size: int = size
-        #: The objects opened below this one, by key; their writes reach this map's own
-        #: buckets only when it closes.
-        self._children: dict[str, OpenMap] = {}
-
-    def _lookup(self, key: str) -> Frozen | Missing:
-        bucket = self._buckets[hash(key) % self._width]
-        if bucket:
-            for k, v in bucket:
-                if k == key:
-                    return v  # type: ignore[no-any-return]
-        return MISSING
-
-    def set(self, key: str, value: Frozen) -> None:
-        """``set`` of ``value`` at ``key``: what an opened object there held is dropped."""
-        if self._children:
-            self._children.pop(key, None)
-        self._put(key, value)
-
-    def _put(self, key: str, value: Frozen) -> None:
-        # _set_key's rules on the open buckets: a key already there keeps its place, a
-        # new one goes first in its bucket, after the buckets double when the map is full.
-        buckets = self._buckets
-        index = hash(key) % self._width
-        bucket = buckets[index]
-        if bucket:
-            for k, v in bucket:
-                if k == key:
-                    if v is not value:
-                        buckets[index] = [(k2, value) if k2 == key else (k2, v2)
-                                          for k2, v2 in bucket]
-                    return
-        if self._width < 0.67 * self._size:
-            self._grow()
-            buckets = self._buckets
-            index = hash(key) % self._width
-            bucket = buckets[index]
-        buckets[index] = [(key, value), *bucket] if bucket else [(key, value)]
-        self._size += 1
-
-    def _grow(self) -> None:
-        # Twice the buckets, the entries rehashed in bucket order (as _grown does).
-        old = self._buckets
-        self._width *= 2
-        self._buckets = _rehashed(old if type(old) is list else old.persistent(), self._width)
-
-    def close(self) -> PMap[str, Frozen]:
-        """The map with every write made (the object stays usable, and empty of children)."""
-        for key, child in self._children.items():
-            self._put(key, child.close())  # the key is there: it keeps its place
-        self._children = {}
-        buckets = self._buckets
-        vector = pvector(buckets) if type(buckets) is list else buckets.persistent()
-        return pmap_from(self._size, vector)
 
 
 def set_in_open(root: OpenMap, path: Path, value: Frozen) -> bool:
@@ -354,11 +212,11 @@ def set_in_open(root: OpenMap, path: Path, value: Frozen) -> bool:
         key = path[depth]
         if type(key) is not str:
             return False
-        child = node._children.get(key)
+        child = node.child(key)
         if child is None:
-            current = node._lookup(key)
+            current = node.get(key, MISSING)
             if type(current) is PMap:
-                child = node._children[key] = OpenMap(current)
+                child = node.open_child(key, current)
             elif current is MISSING and depth == last - 1:
                 name = path[last]
                 if type(name) is not str:
@@ -373,45 +231,6 @@ def set_in_open(root: OpenMap, path: Path, value: Frozen) -> bool:
         return False
     node.set(key, value)
     return True
-
-
-def fast_sets() -> bool:
-    """Whether :class:`OpenMap` may be used (PMap's buckets are laid out as checked)."""
-    return _FAST_SET.on
-
-
-def _check_fast_set() -> bool:
-    # Grow maps key by key (through every reallocation), replace and re-set keys, and
-    # compare each step with PMap's own set.
-    try:
-        _FAST_SET.on = True
-        ours: PMap[str, Frozen] = pmap()
-        theirs: PMap[str, Frozen] = pmap()
-        keys = [f"k{i}" for i in range(40)] + ["k3", "k17", "k3", ""]
-        for number, key in enumerate(keys):
-            ours = _set_key(ours, key, number)
-            theirs = theirs.set(key, number)
-            if (list(ours.items()) != list(theirs.items()) or ours != theirs
-                    or hash(ours) != hash(theirs) or _get(ours, key) != number
-                    or _get(ours, "absent") is not MISSING):
-                return False
-        if _set_key(ours, "k3", ours["k3"]) is not ours:
-            return False
-        # The same sets through an opened map, closed at every step and at the end.
-        opened = OpenMap(pmap())
-        theirs = pmap()
-        for number, key in enumerate(keys):
-            opened.set(key, number)
-            theirs = theirs.set(key, number)
-            if number % 7 == 0 and list(opened.close().items()) != list(theirs.items()):
-                return False
-        closed = opened.close()
-        return list(closed.items()) == list(theirs.items()) and hash(closed) == hash(theirs)
-    except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
-        return False
-
-
-_FAST_SET.on = _check_fast_set()
 
 
 def _decimal_key(segment: int, path: Path, depth: int) -> str:

@@ -12,7 +12,8 @@ from typing import TypeAlias
 
 from pyrsistent import PMap, PVector
 
-from obelisk.core.values import BUCKET_GET, MISSING, Frozen, Missing, bucket_get
+from obelisk.core.pmaps import get
+from obelisk.core.values import MISSING, Frozen, Missing
 
 Segment: TypeAlias = "str | int"
 Path: TypeAlias = "tuple[str | int, ...]"
@@ -28,10 +29,9 @@ def get_in(value: Frozen | Missing, path: Path) -> Frozen | Missing:
     A path is MISSING when a key is absent, an index is out of range, or the path goes
     through a scalar (or through MISSING).
     """
-    fast = BUCKET_GET
     for segment in path:
-        if fast and type(value) is PMap and type(segment) is str:  # the common step
-            value = bucket_get(value, segment)
+        if type(value) is PMap and type(segment) is str:  # the common step
+            value = get(value, segment, MISSING)
         elif value is MISSING:  # nothing written there (a plan compiled without context)
             return MISSING
         else:

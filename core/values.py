@@ -13,14 +13,15 @@ import math
 import operator
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from itertools import chain
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union, cast
 
-from pyrsistent import PMap, PVector, pmap, pvector
+from pyrsistent import PMap, PVector, pvector
 
-from obelisk.core.errors import NotJSONError as NotJSONError  # re-exported: its old home
-from obelisk.core.errors import ValueTooLarge
+from obelisk.core.errors import NotJSONError, ValueTooLarge
+from obelisk.core.pmaps import compact as compact_map
+from obelisk.core.pmaps import from_dict
+from obelisk.core.pmaps import items as _items
 
 #: A plain JSON value, as ``json.loads`` makes it.
 Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
@@ -211,8 +212,8 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
         if not changed:
             return value  # type: ignore[no-any-return]
         if compact and 0 < len(out) <= COMPACT_MAX:
-            return _compact_of(out)
-        return _pmap_of(out)
+            return compact_object(out)
+        return from_dict(out)
     if t is list or t is tuple or t is _PVECTOR or isinstance(value, PVector):
         if depth >= MAX_JSON_DEPTH:
             raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
@@ -376,124 +377,6 @@ def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
     return sorted(_items(src), key=_KEY)
 
 
-def _items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
-    # A PMap's items, read from its buckets (a list of (key, value) lists or None)
-    # without the generators of PMap.items(); the items of a map that is not laid out so
-    # (checked at import, see _FAST_ITEMS) come the ordinary way.
-    if _FAST_ITEMS.on and type(src) is PMap:
-        buckets: Any = src._buckets
-        return list(_chained(filter(None, buckets)))
-    return list(src.items())
-
-
-#: The entries of a PMap's non-empty buckets, in bucket order, without a Python frame.
-_chained = chain.from_iterable
-
-
-class _FAST_ITEMS:  # noqa: N801 - a flag, named like those of core/messages.py and methods.py
-    """Whether :func:`_items` may read PMap's buckets."""
-
-    on = False
-
-
-def bucket_get(container: PMap[str, Any], key: str) -> Any:
-    """``container.get(key, MISSING)`` read from PMap's buckets (a third of the time):
-    only while :data:`BUCKET_GET` says a check at import found maps laid out so."""
-    buckets: Any = container._buckets
-    bucket = buckets[hash(key) % len(buckets)]
-    if bucket:
-        for k, v in bucket:
-            if k == key:
-                return v
-    return MISSING
-
-
-def _check_buckets() -> bool:
-    # PMap's buckets read as pyrsistent reads them: every map's items (_items), and each
-    # key's value where its hash files it (bucket_get), present or not.
-    try:
-        _FAST_ITEMS.on = True
-        many: PMap[str, Frozen] = pmap({f"k{i}": i for i in range(50)})
-        maps: list[PMap[str, Frozen]] = [pmap(), pmap({"a": 1}), many,
-                                         many.set("k3", "x").remove("k7").set("new", 2)]
-        keys = ["a", "k3", "k7", "new", "absent", "", *(f"k{i}" for i in range(60))]
-        return (all(sorted(_items(m), key=_KEY) == sorted(m.items()) for m in maps)
-                and all(bucket_get(m, k) is m.get(k, MISSING) for m in maps for k in keys))
-    except Exception:  # noqa: BLE001 - a pyrsistent that keeps maps another way
-        return False
-
-
-#: Whether :func:`bucket_get` may be used (and :func:`_items` read buckets, unless a test
-#: turns ``_FAST_ITEMS.on`` off to try the ordinary way).
-BUCKET_GET = _FAST_ITEMS.on = _check_buckets()
-
-
-def _pmap_from(size: int, buckets: Any) -> PMap[Any, Any]:
-    # What PMap(size, buckets) makes, without its Python-level __new__ (half the time):
-    # the instance made bare and its two slots filled.
-    made: Any = _NEW(PMap)
-    made._size = size
-    made._buckets = buckets
-    return made  # type: ignore[no-any-return]
-
-
-_NEW = object.__new__
-
-
-def _check_pmap_from() -> bool:
-    # The same maps as PMap's own constructor: equal, hashing and iterating alike, and
-    # growing alike when set.
-    try:
-        theirs: PMap[str, Any] = pmap({f"k{i}": i for i in range(9)})
-        ours = _pmap_from(theirs._size, theirs._buckets)
-        grown = ours.set("new", 1).set("k3", 0)
-        return (type(ours) is PMap and ours == theirs and hash(ours) == hash(theirs)
-                and list(ours.items()) == list(theirs.items()) and ours["k4"] == 4
-                and list(grown.items()) == list(theirs.set("new", 1).set("k3", 0).items()))
-    except Exception:  # noqa: BLE001 - a pyrsistent whose maps are made another way
-        return False
-
-
-#: ``PMap(size, buckets)``: the map over ``buckets`` (a PVector of bucket lists laid out as
-#: PMap lays them out) holding ``size`` entries; made without PMap's Python-level
-#: constructor when a check at import finds that makes the same maps.
-pmap_from: Callable[[int, Any], PMap[Any, Any]] = (
-    _pmap_from if _check_pmap_from() else PMap)  # type: ignore[assignment]
-_PMAP_FROM = pmap_from is _pmap_from
-
-
-def _pmap_of_dict(entries: dict[str, Any]) -> PMap[str, Any]:
-    # pmap(entries), laid out as pmap lays it out (twice as many buckets as entries, or
-    # 8 for none; each entry appended to its bucket in the dict's order), without its
-    # Mapping checks and its Python-level constructor.
-    size = 2 * len(entries) or 8
-    buckets: list[Any] = [None] * size
-    for entry in entries.items():
-        index = hash(entry[0]) % size
-        bucket = buckets[index]
-        if bucket:
-            bucket.append(entry)
-        else:
-            buckets[index] = [entry]
-    return _pmap_from(len(entries), pvector(buckets))
-
-
-def _check_pmap_of_dict() -> bool:
-    try:
-        samples: list[dict[str, Any]] = [{}, {"a": 1}, {f"k{i}": i for i in range(40)},
-                                         {"type": "x", "n": None, "": [1]}]
-        return _PMAP_FROM and all(
-            list(_pmap_of_dict(d).items()) == list(pmap(d).items())
-            and _pmap_of_dict(d) == pmap(d) for d in samples)
-    except Exception:  # noqa: BLE001 - a pyrsistent that lays maps out another way
-        return False
-
-
-#: ``pmap`` of a plain dict of frozen values, the quicker way when checked to be the same.
-_pmap_of: Callable[[dict[str, Any]], PMap[str, Any]] = (
-    _pmap_of_dict if _check_pmap_of_dict() else pmap)
-
-
 #: The most members an object laid out in one bucket may have (lookups scan the bucket).
 COMPACT_MAX = 8
 
@@ -505,35 +388,7 @@ def compact_object(members: dict[str, Frozen]) -> PMap[str, Frozen]:
     one bucket list where that holds one per key or so, and its items come out in key
     order (what :func:`sorted_items` and :func:`thaw` give). For small objects only:
     a lookup scans the bucket, and a later ``set`` spreads the map out as pmap does."""
-    return _compact_of(members)
-
-
-def _compact_reference(members: dict[str, Frozen]) -> PMap[str, Frozen]:
-    # The definition, by pyrsistent's public API.
-    return pmap(dict(sorted(members.items())), pre_size=1)
-
-
-def _compact_fast(members: dict[str, Frozen]) -> PMap[str, Frozen]:
-    return _pmap_from(len(members), pvector([sorted(members.items(), key=_KEY)]))
-
-
-def _check_compact() -> bool:
-    try:
-        samples: list[dict[str, Any]] = [
-            {"a": 1}, {"_tool": "t", "x": "†s.a", "_outputPath": "y"},
-            {f"k{7 - i}": i for i in range(8)}]
-        return _PMAP_FROM and all(
-            list(_compact_fast(d).items()) == list(_compact_reference(d).items())
-            and len(_compact_fast(d)._buckets) == 1  # type: ignore[arg-type]
-            and _compact_fast(d) == pmap(d) and hash(_compact_fast(d)) == hash(pmap(d))
-            and _compact_fast(d).set("new", 1) == pmap(d).set("new", 1)
-            for d in samples)
-    except Exception:  # noqa: BLE001 - a pyrsistent that lays maps out another way
-        return False
-
-
-_compact_of: Callable[[dict[str, Any]], PMap[str, Any]] = (
-    _compact_fast if _check_compact() else _compact_reference)
+    return compact_map(sorted(members.items(), key=_KEY))
 
 
 def is_object(value: object) -> bool:

@@ -32,7 +32,6 @@ from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
 from obelisk.core.messages import kind_of
-from obelisk.core.messages import message_base as _message_base
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
 from obelisk.core.values import (
@@ -292,11 +291,6 @@ def scoped_context(context: Context, node: Node) -> Context:
         if kind_of(message) in kinds and (instance is None or instance == node.instance):
             kept.append(message)
     return Context.of(kept)
-
-
-def message_base(node: Node, target: Reference) -> PMap[str, Any]:
-    """The part of a node's output message that is the same every time it writes."""
-    return _message_base(target.kind, str(target), node.method, node.call, node.instance)
 
 
 def target_text(node: Node, target: Reference) -> str:

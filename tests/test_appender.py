@@ -8,13 +8,14 @@ from typing import Any
 
 import hypothesis.strategies as st
 from hypothesis import given, settings
-from pyrsistent import PMap, PVector, pmap
+from pyrsistent import PMap, PVector
 
 from obelisk.core.context import Appender, Context
 from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write, output_message
-from obelisk.core.methods import Method, OpenMap, fast_sets, set_in_open
+from obelisk.core.methods import Method, set_in_open
 from obelisk.core.paths import render_reference
+from obelisk.core.pmaps import OpenMap
 from obelisk.core.values import freeze
 
 
@@ -38,35 +39,6 @@ def state_of(context: Context) -> Any:
     return (context.to_json(), views, context.kinds, context.instances,
             [m for m in context.described()],
             {kind: context._globals[kind][1] for kind in context.kinds if kind in context._globals})
-
-
-def test_open_maps_are_usable() -> None:
-    assert fast_sets()  # the pyrsistent this runs on is laid out as checked at import
-
-
-# -- open maps against PMap's own set -----------------------------------------------------
-
-KEYS = [f"k{i}" for i in range(60)] + ["", "a b", "0"]
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(KEYS), st.integers(0, 3), st.booleans()),
-                max_size=120),
-       st.sampled_from([0, 1, 5, 30]))
-def test_an_open_map_closes_into_the_map_setting_key_by_key_makes(
-        sets: list[tuple[str, int, bool]], start: int) -> None:
-    base = pmap({f"k{i}": i for i in range(start)})
-    opened = OpenMap(base)
-    expected = base
-    for key, value, close in sets:
-        opened.set(key, value)
-        expected = expected.set(key, value)
-        if close:  # closing mid-way leaves the open map usable
-            assert layout(opened.close()) == layout(expected)
-    closed = opened.close()
-    assert closed == expected and hash(closed) == hash(expected)
-    assert layout(closed) == layout(expected)
-    assert layout(base) == layout(pmap({f"k{i}": i for i in range(start)}))  # untouched
 
 
 def test_set_in_open_takes_only_sets_through_objects() -> None:

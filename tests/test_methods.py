@@ -259,39 +259,3 @@ def test_set_of_a_key_path_agrees_with_plain_json(root: Any, path: list[str],
     assert strict(write(root, tuple(path), SET, value)) == strict(expected)
 
 
-def test_the_bucket_level_set_is_on_with_the_installed_pyrsistent() -> None:
-    from obelisk.core import methods
-
-    assert methods._FAST_SET.on  # else every key set pays for PMap's evolver again
-
-
-@settings(deadline=None, max_examples=200)
-@given(st.dictionaries(st.text(max_size=3), st.integers(0, 3), max_size=30),
-       st.lists(st.tuples(st.text(max_size=3), st.integers(0, 3)), min_size=1, max_size=30))
-def test_the_bucket_level_set_makes_the_map_pmap_makes(start: dict[str, int],
-                                                       sets: list[tuple[str, int]]) -> None:
-    from obelisk.core.methods import _get, _set_key
-
-    ours = theirs = pmap(start)
-    for key, number in sets:
-        ours, theirs = _set_key(ours, key, number), theirs.set(key, number)
-        assert list(ours.items()) == list(theirs.items())  # same order: messages print so
-        assert ours == theirs and hash(ours) == hash(theirs)
-        assert _get(ours, key) == number
-        assert _get(ours, key + "four") is MISSING  # longer than any key drawn
-
-
-def test_a_map_grown_key_by_key_is_laid_out_as_pmap_lays_it_out() -> None:
-    # Growing (twice the buckets, entries rehashed) is done without PMap's evolvers;
-    # through every growth up to 5,000 keys the map must be PMap's own, order included.
-    from obelisk.core.methods import _set_key
-
-    ours = theirs = pmap()
-    for number in range(5_000):
-        key = f"s{number}"
-        ours, theirs = _set_key(ours, key, number), theirs.set(key, number)
-        if number & (number - 1) == 0 or number % 997 == 0:  # around each growth
-            assert list(ours.items()) == list(theirs.items())
-    assert ours == theirs and hash(ours) == hash(theirs)
-    assert list(ours.items()) == list(theirs.items())
-    assert len(ours._buckets) == len(theirs._buckets)

@@ -13,6 +13,7 @@ from pyrsistent import pmap
 from obelisk import compile_plan, dry_run, run_async, run_sync
 from obelisk.compiler.diagnostics import Diagnostic
 from obelisk.compiler.plan import CompiledPlan
+from obelisk.core import pmaps
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
     Delegate,
@@ -306,7 +307,7 @@ def test_output_messages_share_the_plans_strings_and_call() -> None:
     assert first["_call"] is plan.nodes[0].call
     assert first["_outputPath"] is plan.nodes[0].output_text
     assert second["_outputPath"] == "†state.b"
-    assert len(first._buckets) == len(second._buckets) == 1  # built compactly
+    assert pmaps.bucket_count(first) == pmaps.bucket_count(second) == 1  # built compactly
 
 
 # -- delegates through the executor seam ----------------------------------------------------
