@@ -24,7 +24,8 @@ from obelisk import Context
 from obelisk.compiler.parse import parse_input
 from obelisk.core.messages import Write, normalise
 from obelisk.core.methods import Method, apply_write
-from obelisk.core.paths import get_in, is_prefix, overlaps, render_reference
+from obelisk.core.paths import get_in, is_prefix, overlaps
+from obelisk.core.pathtext import render_reference
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING, freeze
 

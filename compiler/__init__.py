@@ -6,7 +6,9 @@ if __name__ != "obelisk.compiler":
     raise ImportError(f"import obelisk.compiler, not {__name__}: the compiler/ folder is the "
                       f"package obelisk.compiler, and a second copy would not share its values")
 
+from obelisk.compiler.compose import compose_calls_schema
 from obelisk.compiler.diagnostics import CODES, Diagnostic, DiagnosticCode, Severity, render_text
+from obelisk.compiler.nodes import CompiledPlan, Edge, Node
 from obelisk.compiler.parse import (
     MAX_DEPTH,
     MAX_LENGTH,
@@ -16,8 +18,9 @@ from obelisk.compiler.parse import (
     parse_reference,
     unescape_literal,
 )
-from obelisk.compiler.plan import CompiledPlan, Edge, Node, PlanError, compile_plan
-from obelisk.compiler.tools import Tool, ToolError, ToolRegistry, compose_calls_schema
+from obelisk.compiler.plan import compile_plan
+from obelisk.compiler.tools import Tool, ToolRegistry
+from obelisk.core.errors import PlanError, ToolError
 
 __all__ = [
     "CODES", "MAX_DEPTH", "MAX_LENGTH", "CompiledPlan", "Diagnostic", "DiagnosticCode", "Edge",

@@ -16,12 +16,11 @@ from obelisk.compiler.diagnostics import Diagnostic, call_label
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.ast import Expr, OutputExpr, Reference
 from obelisk.core.context import Context
-from obelisk.core.errors import PlanError  # re-exported: its home was here
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, sorted_items
 
-__all__ = ["CompiledPlan", "Edge", "Node", "Param", "PlanError", "Read"]
+__all__ = ["CompiledPlan", "Edge", "Node", "Param", "Read"]
 
 
 @frozen

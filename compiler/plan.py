@@ -34,17 +34,17 @@ from pyrsistent import PMap, PVector, pmap
 from obelisk.compiler.checks import CHECKS
 from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.diagnostics import CycleDetails, Diagnostic, sort_diagnostics
-from obelisk.compiler.nodes import CompiledPlan, Edge, Node, Param, PlanError, Read
+from obelisk.compiler.nodes import CompiledPlan, Node
 from obelisk.compiler.plangraph import Limits, build_graph
 from obelisk.compiler.reading import CallInfo, CallReading, read_call
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
+from obelisk.core.errors import PlanError
 from obelisk.core.values import json_type
 
 __all__ = [
     "HINT_BUDGET", "MAX_CYCLE_STEPS", "MAX_EDGES", "MAX_RACES", "MAX_RACE_PAIRS",
-    "MAX_RELATED", "CompiledPlan", "Edge",
-    "Node", "Param", "PlanError", "Read", "compile_plan", "invalid_nodes",
+    "MAX_RELATED", "compile_plan", "invalid_nodes",
 ]
 
 # The checks' bounds, read when a compile starts (so a test may lower them here).

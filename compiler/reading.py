@@ -17,10 +17,11 @@ from typing import Any
 from attrs import field, frozen
 from pyrsistent import PMap, PVector, pmap
 
+from obelisk.compiler.conform import literal_param_errors
 from obelisk.compiler.diagnostics import Diagnostic
 from obelisk.compiler.hints import METHOD_ALIASES, closest
 from obelisk.compiler.parse import parse_input, parse_output
-from obelisk.compiler.tools import Tool, ToolRegistry, literal_param_errors
+from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.ast import Expr, OutputExpr, Span
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
@@ -126,7 +127,7 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
 
     ``memo``: a dict kept across the calls of one plan (then dropped), so work that
     depends only on the tool and a value is done once per plan (see
-    :func:`~obelisk.compiler.validation.literal_param_errors`).
+    :func:`~obelisk.compiler.conform.literal_param_errors`).
     """
     if type(raw) is not dict and not isinstance(raw, (Mapping, PMap)):  # dict: no ABC check
         return CallReading(None, (Diagnostic(

@@ -8,10 +8,10 @@ kept by the interpreters, and :func:`resolve_activity` joins the two by the seed
 zero-configuration rule.
 
 This module checks tool definitions (:meth:`ToolRegistry.of`). Schema composition for the
-LLM lives in :mod:`obelisk.compiler.compose`, validation of calls and results in
-:mod:`obelisk.compiler.validation`, type questions about a schema in
-:mod:`obelisk.compiler.schemas`; their public names are re-exported here. Every failure
-is a :class:`ToolError` or a returned message: jsonschema's exceptions never escape.
+LLM lives in :mod:`obelisk.compiler.compose`, checking calls and results in
+:mod:`obelisk.compiler.conform`, type questions about a schema in
+:mod:`obelisk.compiler.schemas`. Every failure is a :class:`ToolError` or a returned
+message: jsonschema's exceptions never escape.
 """
 
 from __future__ import annotations
@@ -24,26 +24,16 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from attrs import Factory, field, frozen
 from pyrsistent import PMap, PVector, pmap, pvector
 
-from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text, schema_types_at, types_compatible
-from obelisk.compiler.validation import (
-    MAX_MESSAGE,
-    literal_param_errors,
-    shorten,
-    validate_output,
-    validate_params,
-)
-from obelisk.core.errors import NotJSONError, ToolError  # ToolError: re-exported
+from obelisk.compiler.schemas import JSON_TYPES, dig, schema_text
+from obelisk.compiler.validation import shorten
+from obelisk.core.errors import NotJSONError, ToolError
 from obelisk.core.text import article
 from obelisk.core.values import Frozen, freeze, json_type, pointer_of
 
 if TYPE_CHECKING:
     from obelisk.compiler.shape import ToolShape
 
-__all__ = [
-    "JSON_TYPES", "LEADING_META", "MAX_MESSAGE", "REASONING_PROPERTY", "Tool", "ToolError",
-    "ToolRegistry", "compose_calls_schema", "literal_param_errors", "resolve_activity",
-    "schema_types_at", "types_compatible", "validate_output", "validate_params",
-]
+__all__ = ["Tool", "ToolRegistry", "resolve_activity"]
 
 #: Plain JSON, as json.loads returns it (the alias keeps signatures short).
 _Plain: TypeAlias = Any
@@ -367,13 +357,3 @@ def resolve_activity(tool: Tool, activity_names: Collection[str]) -> str:
     if explicit is not None:
         return explicit
     return tool.name if tool.name in activity_names else ""
-
-
-
-# Re-exported for the imports that knew composition here. Last, because compose.py imports
-# this module's names (they are all defined by now).
-from obelisk.compiler.compose import (  # noqa: E402
-    LEADING_META,
-    REASONING_PROPERTY,
-    compose_calls_schema,
-)

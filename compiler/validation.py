@@ -3,10 +3,8 @@
 The validator is Draft 2020-12 made *reference-aware*: a parameter that is an expression
 (``†...``) is unknown until run time, so it satisfies every schema (and the keywords where
 a reference could cause an error its real value would avoid are skipped on values that
-hold one). :func:`literal_param_errors` is the compiler's check of a call as written;
-:func:`validate_params` and :func:`validate_output` are the interpreters' checks of a
-resolved call and of an activity's result. Every failure is a returned ``(pointer,
-message)`` pair: jsonschema's exceptions never escape.
+hold one). :mod:`obelisk.compiler.conform` checks calls and results with it. Every
+failure is a returned ``(pointer, message)`` pair: jsonschema's exceptions never escape.
 """
 
 from __future__ import annotations
@@ -16,22 +14,21 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pyrsistent import PMap, PVector
+from pyrsistent import PVector
 
 from obelisk.compiler.schemas import dig
-from obelisk.core.paths import render_path
-from obelisk.core.values import SCALAR_TYPES, pointer_of, thaw
+from obelisk.core.pathtext import render_path
+from obelisk.core.values import pointer_of
 
 if TYPE_CHECKING:
     # jsonschema ships no type information; its values are typed Any here.
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
     from referencing import Registry
 
-    from obelisk.compiler.shape import Split, ToolShape
-    from obelisk.compiler.tools import Tool
 
-__all__ = ["MAX_MESSAGE", "call_schema", "call_validator", "literal_param_errors",
-           "output_validator", "reference_aware", "shorten", "validate_output", "validate_params"]
+__all__ = ["MAX_MESSAGE", "call_instance", "call_schema", "call_validator", "described",
+           "errors_of", "literal", "output_validator", "parameter", "reference_aware",
+           "shorten"]
 
 #: Longest message :func:`literal_param_errors` returns; longer values are elided.
 MAX_MESSAGE = 300
@@ -158,101 +155,7 @@ def output_validator(calls: Any, plain: _Plain) -> Any:
     return None if output is None else calls.evolve(schema=output)
 
 
-def literal_param_errors(tool: Tool, call: Mapping[str, Any],
-                         memo: dict[Any, list[tuple[str, str]]] | None = None
-                         ) -> list[tuple[str, str]]:
-    """Where a call's literal parameters break the tool's schema (Draft 2020-12).
-
-    For the compiler, before anything is resolved. Returns ``(pointer, message)`` pairs
-    sorted by pointer, then message: the pointer is a JSON Pointer into the call, the
-    message names the parameter. A missing required parameter is reported at
-    ``/<name>``. A string starting with ``†`` (a reference) satisfies any schema, wherever
-    it is; ``\\†`` at the start of a string is a literal ``†``. Top-level meta-properties
-    the tool does not declare are ignored; declared ones are validated as written
-    (meta-properties are never resolved). ``call`` may be plain or frozen.
-
-    ``memo``: a dict kept across the calls of one compile (then dropped), so a literal
-    value checked once against a parameter's schema is not checked again; with it, a
-    call holding frozen values is read as its :func:`~obelisk.core.values.thaw`
-    (objects' keys sorted), without thawing the whole call.
-    """
-    shape = tool._shape  # noqa: SLF001
-    if memo is not None:
-        if shape.split is not None:
-            found = _errors_by_property(shape, shape.split, call, memo)
-            if found is not None:
-                return found
-        call = {key: thaw(value) for key, value in sorted(call.items())}
-    return _errors(shape.validator, lambda: _instance(call, shape.declared, True), "parameter")
-
-
-def _errors_by_property(shape: ToolShape, split: Split, call: Mapping[str, Any],
-                        memo: dict[Any, list[tuple[str, str]]]) -> list[tuple[str, str]] | None:
-    """:func:`literal_param_errors` one property at a time, each value's errors memoised;
-    None when the whole-call check must decide (a required property missing, or
-    jsonschema failing).
-
-    Only for a schema whose top level validates nothing but ``type: object``,
-    ``properties`` and ``required`` (:attr:`ToolShape.split`): then the call's errors are
-    exactly the union of each property's, which jsonschema's ``properties`` keyword finds
-    with the same ``descend`` called here. A value that is a reference has none.
-    """
-    # Every declared or required meta-property is validated, like a parameter.
-    for name in split.required:  # a loop, not any(): no generator made for every call
-        if name not in call:
-            return None
-    found: set[tuple[str, str]] = set()
-    for name, value in call.items():
-        schema = split.properties.get(name, _UNDECLARED)
-        if schema is _UNDECLARED:
-            continue
-        meta = name.startswith("_")
-        kind = type(value)
-        if kind is str and not meta and value.startswith("†") and schema is not False:
-            continue  # a reference satisfies every schema but false
-        # bool is not int and 1.0 prints unlike 1: the key keeps the type (and a float's
-        # text, so -0.0 and 0.0 stay apart); containers are checked every time.
-        key = (id(shape), name, kind, repr(value) if kind is float else value) if (
-            kind in SCALAR_TYPES) else None
-        errors = memo.get(key) if key is not None else None
-        if errors is None:
-            if isinstance(value, (PMap, PVector)):
-                value = thaw(value)  # as a frozen call has always been read: keys sorted
-            instance = _literal(value) if meta else _parameter(value)
-            try:
-                raw = list(shape.validator.descend(instance, schema, path=name, schema_path=name))
-            except Exception:  # noqa: BLE001 - the whole-call check says what went wrong
-                return None
-            errors = _described(raw, "parameter")
-            if key is not None:
-                memo[key] = errors
-        if errors:  # most values have none
-            found.update(errors)
-    return sorted(found) if found else []
-
-
-_UNDECLARED = object()
-
-
-def validate_params(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Where a resolved call breaks the tool's schema: :func:`literal_param_errors` for a
-    call whose values are final, so every string is literal (``†`` means nothing here)."""
-    shape = tool._shape  # noqa: SLF001
-    return _errors(shape.validator, lambda: _instance(call, shape.declared, False), "parameter")
-
-
-def validate_output(tool: Tool, value: Any) -> list[tuple[str, str]]:
-    """Where an activity's result breaks the tool's ``_output`` schema (none without one).
-
-    Pointers are into the result; ``value`` may be plain or frozen.
-    """
-    validator = tool._shape.output_validator  # noqa: SLF001
-    if validator is None:
-        return []
-    return _errors(validator, lambda: _literal(value), "property")
-
-
-def _errors(validator: Any, instance: Callable[[], Any], noun: str) -> list[tuple[str, str]]:
+def errors_of(validator: Any, instance: Callable[[], Any], noun: str) -> list[tuple[str, str]]:
     """Every error as (pointer, message), sorted and without duplicates. jsonschema's
     exceptions stop here: what it raises while validating becomes a message."""
     try:
@@ -262,10 +165,10 @@ def _errors(validator: Any, instance: Callable[[], Any], noun: str) -> list[tupl
                      "loops back on itself)")]
     except Exception as exc:  # noqa: BLE001 - checked tools cannot get here; never leak
         return [("", shorten(f"the tool's schema cannot be applied: {exc}"))]
-    return sorted(set(_described(errors, noun)))
+    return sorted(set(described(errors, noun)))
 
 
-def _described(errors: list[Any], noun: str) -> list[tuple[str, str]]:
+def described(errors: list[Any], noun: str) -> list[tuple[str, str]]:
     """jsonschema's errors as (pointer, message) pairs, as the user reads them."""
     found: list[tuple[str, str]] = []
     for error in errors:
@@ -275,7 +178,7 @@ def _described(errors: list[Any], noun: str) -> list[tuple[str, str]]:
     return found
 
 
-def _instance(call: Mapping[str, Any], declared: frozenset[str],
+def call_instance(call: Mapping[str, Any], declared: frozenset[str],
               expressions: bool) -> dict[str, Any]:
     """The call as plain JSON to validate: undeclared meta-properties dropped. With
     ``expressions``, references in parameters are marked and ``\\†`` literals unescaped;
@@ -283,31 +186,31 @@ def _instance(call: Mapping[str, Any], declared: frozenset[str],
     out: dict[str, Any] = {}
     for key, value in call.items():
         if not key.startswith("_"):
-            out[key] = _parameter(value) if expressions else _literal(value)
+            out[key] = parameter(value) if expressions else literal(value)
         elif key in declared:
-            out[key] = _literal(value)
+            out[key] = literal(value)
     return out
 
 
-def _parameter(value: Any) -> Any:
+def parameter(value: Any) -> Any:
     if isinstance(value, str):
         if value.startswith("†"):
             return _Reference(value)
         return value[1:] if value.startswith("\\†") else value
     if isinstance(value, Mapping):
-        return {key: _parameter(child) for key, child in value.items()}
+        return {key: parameter(child) for key, child in value.items()}
     if isinstance(value, (list, tuple, PVector)):
-        return [_parameter(child) for child in value]
+        return [parameter(child) for child in value]
     return value
 
 
-def _literal(value: Any) -> Any:
+def literal(value: Any) -> Any:
     # jsonschema's object and array are dict and list: frozen containers (at any depth,
     # a resolved call mixes the two) are made plain.
     if isinstance(value, Mapping):
-        return {key: _literal(child) for key, child in value.items()}
+        return {key: literal(child) for key, child in value.items()}
     if isinstance(value, (list, tuple, PVector)):
-        return [_literal(child) for child in value]
+        return [literal(child) for child in value]
     return value
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from obelisk.core.errors import ExpressionSyntaxError, MessageError, ObeliskError, WriteError
     from obelisk.core.messages import Write, normalise
     from obelisk.core.methods import Method, apply_write
-    from obelisk.core.paths import Path, get_in, overlaps, render_reference
+    from obelisk.core.paths import Path, get_in, overlaps
+    from obelisk.core.pathtext import render_reference
     from obelisk.core.resolve import evaluate, fold_value, lookup_in
     from obelisk.core.values import MISSING, Json, Missing, freeze, present, thaw
 
@@ -32,7 +33,8 @@ _EXPORTS = LazyExports(globals(), {
     "obelisk.core.errors": ("ExpressionSyntaxError", "MessageError", "ObeliskError", "WriteError"),
     "obelisk.core.messages": ("Write", "normalise"),
     "obelisk.core.methods": ("Method", "apply_write"),
-    "obelisk.core.paths": ("Path", "get_in", "overlaps", "render_reference"),
+    "obelisk.core.paths": ("Path", "get_in", "overlaps"),
+    "obelisk.core.pathtext": ("render_reference",),
     "obelisk.core.resolve": ("evaluate", "fold_value", "lookup_in"),
     "obelisk.core.values": ("MISSING", "Json", "Missing", "freeze", "present", "thaw"),
 })

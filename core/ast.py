@@ -11,7 +11,8 @@ from typing import TypeAlias
 
 from attrs import frozen
 
-from obelisk.core.paths import Path, render_reference
+from obelisk.core.paths import Path
+from obelisk.core.pathtext import render_reference
 from obelisk.core.values import Scalar
 
 

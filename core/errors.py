@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from obelisk.core.pathtext import render_reference
 from obelisk.core.text import caret_line, plural
 
 
@@ -104,8 +105,6 @@ class WriteError(ObeliskError, ValueError):
         super().__init__(self._text())
 
     def _text(self) -> str:
-        from obelisk.core.paths import render_reference  # local: paths imports errors
-
         parts = []
         if self.method:
             parts.append(f"cannot {self.method}")

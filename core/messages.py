@@ -18,7 +18,8 @@ from pyrsistent import PMap, pmap
 from obelisk.core.ast import Reference
 from obelisk.core.errors import ExpressionSyntaxError, MessageError, NotJSONError
 from obelisk.core.methods import Method
-from obelisk.core.paths import Path, render_reference
+from obelisk.core.paths import Path
+from obelisk.core.pathtext import render_reference
 from obelisk.core.pmaps import compact, single
 from obelisk.core.values import Frozen, freeze
 

@@ -15,7 +15,8 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from pyrsistent.typing import PMapEvolver
 
 from obelisk.core.errors import WriteError
-from obelisk.core.paths import Path, render_path
+from obelisk.core.paths import Path
+from obelisk.core.pathtext import render_path
 from obelisk.core.pmaps import OpenMap, get, set_key
 from obelisk.core.text import article
 from obelisk.core.values import MISSING, Frozen, Missing, json_type

@@ -1,4 +1,4 @@
-"""Paths into JSON values: reading, overlap, and rendering as ``†kind.path`` text.
+"""Paths into JSON values: reading and overlap (their text: :mod:`obelisk.core.pathtext`).
 
 A path is a tuple of segments. A string segment is an object key; an integer segment is an
 array index (negative counts from the end, -1 is the last element) or, on an object, the
@@ -7,7 +7,6 @@ key spelled as its decimal text (so a message's nested ``data`` can hold index p
 
 from __future__ import annotations
 
-import re
 from typing import TypeAlias
 
 from pyrsistent import PMap, PVector
@@ -18,9 +17,6 @@ from obelisk.core.values import MISSING, Frozen, Missing
 Segment: TypeAlias = "str | int"
 Path: TypeAlias = "tuple[str | int, ...]"
 
-#: A name segment that needs no quotes: word characters, `$`, and `-` after the first.
-_NAME = re.compile(r"[\w$][\w$-]*\Z")
-_INTEGER = re.compile(r"-?[0-9]+\Z")
 
 
 def get_in(value: Frozen | Missing, path: Path) -> Frozen | Missing:
@@ -86,44 +82,3 @@ def _same_key(x: Segment, y: Segment) -> bool:
 def is_prefix(prefix: Path, path: Path) -> bool:
     """True when ``prefix`` is at or above ``path`` (segment by segment equal)."""
     return len(prefix) <= len(path) and path[: len(prefix)] == prefix
-
-
-def render_segment(segment: Segment) -> str:
-    """A segment as written in a reference: a bare name or integer, or a quoted key."""
-    if isinstance(segment, int):
-        return str(segment)
-    text = _RENDERED.get(segment)
-    if text is None:
-        if len(_RENDERED) >= _RENDERED_MAX:  # a memo, not a store: bounded
-            _RENDERED.clear()
-        text = _RENDERED[segment] = _render_key(segment)
-    return text
-
-
-def _render_key(segment: str) -> str:
-    if _NAME.match(segment) and not _INTEGER.match(segment) and segment not in _KEYWORDS:
-        return segment
-    escaped = segment.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-#: Keys as references write them, by key: the engine renders a target's text for every
-#: message it writes, and keys repeat across a plan's paths. Emptied when full.
-_RENDERED: dict[str, str] = {}
-_RENDERED_MAX = 16_384
-
-
-_KEYWORDS = frozenset({"true", "false", "null"})
-
-
-def render_path(path: Path) -> str:
-    """A path as dotted text, for messages (``user.items.-1``)."""
-    return ".".join(render_segment(s) for s in path)
-
-
-def render_reference(kind: str, path: Path) -> str:
-    """A kind and path as the reference that reads them: ``†state.user."my key"``."""
-    parts = ["†" + kind]
-    for segment in path:
-        parts.append(render_segment(segment))
-    return ".".join(parts)

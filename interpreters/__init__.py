@@ -11,27 +11,29 @@ from typing import TYPE_CHECKING
 from obelisk.core.lazy import LazyExports
 
 if TYPE_CHECKING:
-    from obelisk.interpreters.activities import Activity, ActivityError, Branch
+    from obelisk.core.errors import ActivityError, MockError, PlanRefused
+    from obelisk.interpreters.activities import Activity, Branch
     from obelisk.interpreters.aio import drive_async, run_async
-    from obelisk.interpreters.dryrun import DryRunResult, MockError, dry_run
+    from obelisk.interpreters.dryrun import DryRunResult, dry_run
     from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
     from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
-    from obelisk.interpreters.machine import PlanRefused, RunState
     from obelisk.interpreters.outcomes import Approve, Deny, Replace
     from obelisk.interpreters.replaying import Replayed, replay, replay_more, replay_open
     from obelisk.interpreters.reporting import report, views
     from obelisk.interpreters.result import CallOutcome, RunResult
+    from obelisk.interpreters.state import RunState
     from obelisk.interpreters.sync import drive_sync, run_sync
 
 # Imported on first use: a command that only needs the collector tuning of
-# obelisk.interpreters.common (validate, resolve) does not load asyncio and every shell.
+# obelisk.interpreters.collector (validate, resolve) does not load asyncio and every shell.
 _EXPORTS = LazyExports(globals(), {
-    "obelisk.interpreters.activities": ("Activity", "ActivityError", "Branch"),
+    "obelisk.core.errors": ("ActivityError", "MockError", "PlanRefused"),
+    "obelisk.interpreters.activities": ("Activity", "Branch"),
     "obelisk.interpreters.aio": ("drive_async", "run_async"),
-    "obelisk.interpreters.dryrun": ("DryRunResult", "MockError", "dry_run"),
+    "obelisk.interpreters.dryrun": ("DryRunResult", "dry_run"),
     "obelisk.interpreters.events": ("EventKind", "RunEvent", "RunStatus", "Status"),
     "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
-    "obelisk.interpreters.machine": ("PlanRefused", "RunState"),
+    "obelisk.interpreters.state": ("RunState",),
     "obelisk.interpreters.outcomes": ("Approve", "Deny", "Replace"),
     # The functions replay and report live in modules named otherwise (replaying,
     # reporting): importing a module sets its package's attribute of the same name, which

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
 from attrs import frozen
 
 from obelisk.core import slots
 from obelisk.core.context import Context
-from obelisk.core.errors import ActivityError as ActivityError  # re-exported: old home
+from obelisk.core.errors import ActivityError
 from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
@@ -120,10 +120,6 @@ def is_async(fn: Callable[..., Any]) -> bool:
     """True for ``async def`` functions (and callables whose ``__call__`` is one)."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None))  # noqa: B004 - an object whose __call__ is async
-
-
-Invoke: TypeAlias = Callable[[Invocation], Outcome]
-AsyncInvoke: TypeAlias = Callable[[Invocation], Awaitable[Outcome]]
 
 
 def call_sync(fn: Callable[..., Any], invocation: Invocation,

@@ -1,21 +1,17 @@
 """Admitting calls while a run is open (streaming): ``admit`` adds
 the nodes of a plan that extends the run's, ``close`` ends admission. Pure transitions of
-the machine's :class:`~obelisk.interpreters.machine.RunState`.
+the machine's :class:`~obelisk.interpreters.state.RunState`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from attrs import evolve
 from pyrsistent import pvector
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.interpreters import calls
 from obelisk.interpreters.events import FINAL, Status
-
-if TYPE_CHECKING:  # the machine imports this module; its state is only a type here
-    from obelisk.interpreters.machine import RunState
+from obelisk.interpreters.state import RunState, Step, invalidate_call
 
 __all__ = ["admit", "close"]
 
@@ -40,11 +36,12 @@ def admit(state: RunState, plan: CompiledPlan) -> RunState:
     waiting = pvector(
         sum(1 for p in preds if status[p] not in FINAL) for preds in plan.predecessors)
     state = evolve(state, plan=plan, status=status, waiting=waiting, cache=calls.cache_of(plan))
-    from obelisk.interpreters.machine import invalidate  # the machine imports this module
-
-    for node_id in range(len(old.nodes), len(plan.nodes)):
-        if node_id in plan.invalid:  # an admitted call with an error never starts (§8.6)
-            state = invalidate(state, node_id)
+    new = [n for n in range(len(old.nodes), len(plan.nodes)) if n in plan.invalid]
+    if new:  # an admitted call with an error never starts (§8.6)
+        step = Step(state)
+        for node_id in new:
+            invalidate_call(step, node_id)
+        state = step.state()
     return _recandidate(state)
 
 

@@ -32,31 +32,21 @@ from typing import Any
 
 from attrs import frozen
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
 from obelisk.interpreters.calls import Invocation, fresh, started
+from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.events import Cancelled, Decided, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
-from obelisk.interpreters.machine import (
-    RunState,
-    advance,
-    begin,
-    cancel,
-    complete_all,
-    decide,
-    finish,
-    settle,
-)
+from obelisk.interpreters.machine import advance, begin, complete_all, decide, finish, settle
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
-
-#: How the asyncio loop runs one invocation (kept under its old name).
-AsyncInvoke = AsyncExecutor
+from obelisk.interpreters.state import RunState
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,

@@ -24,10 +24,10 @@ from typing import Any
 from attrs import field, frozen
 from pyrsistent import PMap
 
-from obelisk.compiler.nodes import message_path
+from obelisk.compiler.conform import validate_params
+from obelisk.compiler.nodes import CompiledPlan, Node, message_path
 from obelisk.compiler.parse import parse_reference, unescape_literal
-from obelisk.compiler.plan import CompiledPlan, Node
-from obelisk.compiler.tools import Tool, validate_params
+from obelisk.compiler.tools import Tool
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
@@ -130,11 +130,11 @@ def _forget(key: int, _: weakref.ref[CompiledPlan]) -> None:
     _CACHES.pop(key, None)
 
 
-def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
-                  cache: CallCache | None = None, max_nodes: int = UNLIMITED) -> dict[str, Any]:
+def resolved_call(node: Node, values: Mapping[Path, Frozen], cache: CallCache | None = None,
+                  max_nodes: int = UNLIMITED) -> dict[str, Any]:
     """The call as written with every parameter expression replaced by its value.
 
-    ``node`` is one of ``plan``'s nodes; ``cache`` is the run's (none: nothing cached).
+    ``cache`` is the run's (none: nothing cached).
 
     Parameter strings that start with ``\\†`` lose the backslash; meta-properties are
     never resolved. A copy made by instancing carries its ``_instance``, so the activity
@@ -156,11 +156,11 @@ def resolved_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
     return call  # type: ignore[no-any-return]
 
 
-def bounded_call(plan: CompiledPlan, node: Node, values: Mapping[Path, Frozen],
-                 cache: CallCache | None, max_nodes: int) -> dict[str, Any] | Raised:
+def bounded_call(node: Node, values: Mapping[Path, Frozen], cache: CallCache | None,
+                 max_nodes: int) -> dict[str, Any] | Raised:
     """:func:`resolved_call`, or the ``ValueTooLarge`` failure when it is over the limit."""
     try:
-        return resolved_call(plan, node, values, cache, max_nodes)
+        return resolved_call(node, values, cache, max_nodes)
     except ValueTooLarge:
         return Raised("ValueTooLarge", too_large(node, "resolved call", max_nodes),
                       contract=True)

@@ -4,15 +4,11 @@ stay, nothing else starts."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from attrs import evolve
 from pyrsistent import pvector
 
 from obelisk.interpreters.events import Event, EventKind, Status
-
-if TYPE_CHECKING:  # the machine imports this module; its state is only a type here
-    from obelisk.interpreters.machine import RunState
+from obelisk.interpreters.state import RunState
 
 __all__ = ["cancel"]
 

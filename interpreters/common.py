@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 

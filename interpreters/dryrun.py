@@ -16,11 +16,10 @@ from typing import Any
 
 from attrs import frozen
 
-from obelisk.compiler.plan import CompiledPlan
-from obelisk.compiler.schemas import example_of  # re-exported: its home was here
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.compiler.schemas import example_of
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
-from obelisk.core.errors import MockError  # re-exported: its old home
 from obelisk.core.values import MISSING, Json
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.calls import Invocation
@@ -31,14 +30,11 @@ from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
-from obelisk.interpreters.reporting import invalid_report, report, views
+from obelisk.interpreters.reporting import report
 from obelisk.interpreters.result import CallOutcome, RunResult
 from obelisk.interpreters.sync import drive_sync
 
-__all__ = [
-    "DRY_RUN_DATE", "EXPLORE_LIMIT", "Combination", "DryRunResult", "MockError",
-    "check_mocks", "dry_run", "example_of", "example_of_tool", "invalid_report", "report", "views",
-]
+__all__ = ["DRY_RUN_DATE", "DryRunResult", "dry_run", "example_of_tool"]
 
 #: The fixed clock of a dry run, so its reports are the same every time.
 DRY_RUN_DATE = "1970-01-01T00:00:00Z"

@@ -22,7 +22,7 @@ from attrs import field, frozen
 from obelisk.interpreters.outcomes import Outcome, Verdict
 
 if TYPE_CHECKING:
-    from obelisk.compiler.plan import CompiledPlan
+    from obelisk.compiler.nodes import CompiledPlan
 
 
 class Word(str, enum.Enum):

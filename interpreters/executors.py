@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeAlias
 
 from attrs import field, frozen
 
-from obelisk.compiler.plan import CompiledPlan, Node
+from obelisk.compiler.nodes import CompiledPlan, Node
 from obelisk.compiler.tools import Tool, resolve_activity
 from obelisk.core.values import MISSING
 from obelisk.interpreters.activities import (

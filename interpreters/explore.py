@@ -9,7 +9,7 @@ from typing import Any
 
 from attrs import frozen
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import Tool
 from obelisk.core.values import MISSING
 from obelisk.interpreters.events import Status

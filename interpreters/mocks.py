@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from obelisk.compiler.plan import Node
+from obelisk.compiler.nodes import Node
 from obelisk.core.context import Context
 from obelisk.core.errors import MockError, WriteError
 from obelisk.core.values import MISSING, thaw

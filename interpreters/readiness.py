@@ -17,7 +17,7 @@ from obelisk.core.values import MISSING, present
 from obelisk.interpreters.events import Status, Word
 
 if TYPE_CHECKING:
-    from obelisk.compiler.plan import CompiledPlan
+    from obelisk.compiler.nodes import CompiledPlan
     from obelisk.core.context import Context
 
 

@@ -12,9 +12,11 @@ from collections.abc import Iterable
 
 from attrs import evolve, frozen
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import Invocation, fresh
+from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.events import (
     Admitted,
@@ -26,16 +28,8 @@ from obelisk.interpreters.events import (
     Started,
     Status,
 )
-from obelisk.interpreters.machine import (
-    RunState,
-    admit,
-    advance,
-    begin,
-    cancel,
-    close,
-    complete,
-    decide,
-)
+from obelisk.interpreters.machine import advance, begin, complete, decide
+from obelisk.interpreters.state import RunState
 
 
 def replay(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,

@@ -12,7 +12,7 @@ from typing import Any
 
 from pyrsistent import PMap, PVector
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.values import MISSING, thaw

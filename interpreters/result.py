@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.slots import maker
 from obelisk.core.values import Json

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
@@ -21,13 +21,11 @@ from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.events import Decided, Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
-from obelisk.interpreters.machine import RunState, advance, begin, complete, decide, finish
+from obelisk.interpreters.machine import advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import as_verdict
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
-
-#: How the sync loop runs one invocation (kept under its old name).
-SyncInvoke = SyncExecutor
+from obelisk.interpreters.state import RunState
 
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,

@@ -29,52 +29,38 @@ if TYPE_CHECKING:
         solution_schema,
     )
     from obelisk.compiler.codes import DiagnosticCode
+    from obelisk.compiler.compose import compose_calls_schema
     from obelisk.compiler.diagnostics import Diagnostic, Severity, render_text, summary
+    from obelisk.compiler.nodes import CompiledPlan
     from obelisk.compiler.parse import parse_input, parse_output
-    from obelisk.compiler.plan import CompiledPlan, PlanError, compile_plan
-    from obelisk.compiler.tools import (
-        Tool,
-        ToolError,
-        ToolRegistry,
-        compose_calls_schema,
-        resolve_activity,
-    )
+    from obelisk.compiler.plan import compile_plan
+    from obelisk.compiler.tools import Tool, ToolRegistry, resolve_activity
     from obelisk.core.ast import Expr
     from obelisk.core.context import Context
     from obelisk.core.errors import (
+        ActivityError,
         ExpressionSyntaxError,
         MessageError,
+        MockError,
         NotJSONError,
         ObeliskError,
+        PlanError,
+        PlanRefused,
+        ToolError,
         WriteError,
     )
-
-    # Not public names, but importable from here before the facade was lazy: kept so.
-    from obelisk.core.resolve import evaluate, lookup_in  # noqa: F401
     from obelisk.core.text import plural
     from obelisk.core.values import MISSING, Json, Missing, thaw
-    from obelisk.interpreters.activities import Activity, ActivityError, Branch
+    from obelisk.interpreters.activities import Activity, Branch
     from obelisk.interpreters.aio import run_async
     from obelisk.interpreters.collector import gc_tuned
-    from obelisk.interpreters.dryrun import (
-        DryRunResult,
-        MockError,
-        dry_run,
-        invalid_report,
-        report,
-        views,
-    )
+    from obelisk.interpreters.dryrun import DryRunResult, dry_run
     from obelisk.interpreters.events import EventKind, RunEvent, RunStatus, Status
     from obelisk.interpreters.executors import LatentExecutor, Registry, choose_executor
-    from obelisk.interpreters.machine import (
-        Approve,
-        CallOutcome,
-        Deny,
-        PlanRefused,
-        Replace,
-        RunResult,
-    )
+    from obelisk.interpreters.outcomes import Approve, Deny, Replace
     from obelisk.interpreters.replaying import Replayed, replay, replay_more, replay_open
+    from obelisk.interpreters.reporting import invalid_report, report, views
+    from obelisk.interpreters.result import CallOutcome, RunResult
     from obelisk.interpreters.sync import run_sync
     from obelisk.journal import (
         Durability,
@@ -114,26 +100,27 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.compiler.codes": ("DiagnosticCode",),
     "obelisk.compiler.diagnostics": ("Diagnostic", "Severity", "render_text", "summary"),
     "obelisk.compiler.parse": ("parse_input", "parse_output"),
-    "obelisk.compiler.plan": ("CompiledPlan", "PlanError", "compile_plan"),
-    "obelisk.compiler.tools": ("Tool", "ToolError", "ToolRegistry", "compose_calls_schema",
-        "resolve_activity"),
+    "obelisk.compiler.nodes": ("CompiledPlan",),
+    "obelisk.compiler.plan": ("compile_plan",),
+    "obelisk.compiler.compose": ("compose_calls_schema",),
+    "obelisk.compiler.tools": ("Tool", "ToolRegistry", "resolve_activity"),
     "obelisk.core.ast": ("Expr",),
     "obelisk.core.context": ("Context",),
-    "obelisk.core.errors": ("ExpressionSyntaxError", "MessageError", "NotJSONError",
-        "ObeliskError", "WriteError"),
-    "obelisk.core.resolve": ("evaluate", "lookup_in"),
+    "obelisk.core.errors": ("ActivityError", "ExpressionSyntaxError", "MessageError",
+        "MockError", "NotJSONError", "ObeliskError", "PlanError", "PlanRefused", "ToolError",
+        "WriteError"),
     "obelisk.core.text": ("plural",),
     "obelisk.core.values": ("MISSING", "Json", "Missing", "thaw"),
-    "obelisk.interpreters.activities": ("Activity", "ActivityError", "Branch"),
+    "obelisk.interpreters.activities": ("Activity", "Branch"),
     "obelisk.interpreters.aio": ("run_async",),
     "obelisk.interpreters.collector": ("gc_tuned",),
-    "obelisk.interpreters.dryrun": ("DryRunResult", "MockError", "dry_run", "invalid_report",
-        "report", "views"),
+    "obelisk.interpreters.dryrun": ("DryRunResult", "dry_run"),
     "obelisk.interpreters.events": ("EventKind", "RunEvent", "RunStatus", "Status"),
     "obelisk.interpreters.executors": ("LatentExecutor", "Registry", "choose_executor"),
-    "obelisk.interpreters.machine": ("Approve", "CallOutcome", "Deny", "PlanRefused", "Replace",
-        "RunResult"),
+    "obelisk.interpreters.outcomes": ("Approve", "Deny", "Replace"),
     "obelisk.interpreters.replaying": ("Replayed", "replay", "replay_more", "replay_open"),
+    "obelisk.interpreters.reporting": ("invalid_report", "report", "views"),
+    "obelisk.interpreters.result": ("CallOutcome", "RunResult"),
     "obelisk.interpreters.sync": ("run_sync",),
     "obelisk.journal": ("Durability", "Journal", "JournalError", "JournalUnreadable",
         "JournalWriteError", "RecordKind", "idempotency_key", "recorded", "resume", "resume_agent",

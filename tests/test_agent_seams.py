@@ -12,7 +12,8 @@ from pyrsistent import pmap
 
 from obelisk import compile_plan
 from obelisk.compiler.diagnostics import Diagnostic
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.core.errors import PlanRefused
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.executors import (
@@ -23,7 +24,6 @@ from obelisk.interpreters.executors import (
     choose_executor,
     sync_executor,
 )
-from obelisk.interpreters.machine import PlanRefused
 from obelisk.interpreters.mocks import Counts
 from obelisk.interpreters.outcomes import Outcome, Returned
 from obelisk.interpreters.sync import drive_sync

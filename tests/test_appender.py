@@ -14,7 +14,7 @@ from obelisk.core.context import Appender, Context
 from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write, output_message
 from obelisk.core.methods import Method, set_in_open
-from obelisk.core.paths import render_reference
+from obelisk.core.pathtext import render_reference
 from obelisk.core.pmaps import OpenMap
 from obelisk.core.values import freeze
 

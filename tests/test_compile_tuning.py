@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from obelisk.compiler.conform import literal_param_errors
 from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.reading import prescribed_meta
 from obelisk.compiler.tools import Tool, ToolError, ToolRegistry
-from obelisk.compiler.validation import literal_param_errors
 from obelisk.core.values import freeze, thaw
 
 # -- literal checks, one property at a time and memoised ---------------------------------

@@ -22,7 +22,9 @@ from obelisk import (
     dry_run,
     resolve,
 )
-from obelisk.interpreters.dryrun import DRY_RUN_DATE, check_mocks, example_of
+from obelisk.compiler.schemas import example_of
+from obelisk.interpreters.dryrun import DRY_RUN_DATE
+from obelisk.interpreters.mocks import check_mocks
 
 INTERPRETERS = ["sync", "asyncio"]
 

@@ -32,7 +32,8 @@ from obelisk import (
     run_sync,
 )
 from obelisk.core.values import thaw
-from obelisk.interpreters.dryrun import DRY_RUN_DATE, views
+from obelisk.interpreters.dryrun import DRY_RUN_DATE
+from obelisk.interpreters.reporting import views
 
 # -- the interpreters -------------------------------------------------------------------
 

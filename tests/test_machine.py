@@ -17,6 +17,7 @@ from test_appender import layout
 
 from obelisk import compile_plan, resolve, run_sync
 from obelisk.core.context import Context
+from obelisk.core.errors import PlanRefused
 from obelisk.core.values import MISSING, thaw
 from obelisk.interpreters.calls import (
     CallCache,
@@ -26,6 +27,7 @@ from obelisk.interpreters.calls import (
     scoped_context,
     target_text,
 )
+from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
     Registry,
@@ -35,11 +37,8 @@ from obelisk.interpreters.executors import (
     executor_for,
 )
 from obelisk.interpreters.machine import (
-    PlanRefused,
-    RunState,
     advance,
     begin,
-    cancel,
     complete,
     complete_all,
     decide,
@@ -55,6 +54,7 @@ from obelisk.interpreters.outcomes import (
     Returned,
     as_verdict,
 )
+from obelisk.interpreters.state import RunState
 
 DATE = "2025-10-26T12:00:00Z"
 
@@ -229,7 +229,7 @@ def test_resolved_call_of_an_instance_copy_carries_its_instance() -> None:
     plan = compile_plan([{"_tool": "t", "x": "†state.x", "_outputPath": "†state.y"}],
                         context=[{"type": "state", "_instance": "①", "x": 1}], instances=True)
     node = plan.nodes[0]
-    call = resolved_call(plan, node, {("x",): 1})
+    call = resolved_call(node, {("x",): 1})
     assert call["_instance"] == "①" and call["x"] == 1
     assert "_instance" not in thaw(node.call)  # the call as written is unchanged
 
@@ -876,15 +876,15 @@ def test_a_state_made_by_its_maker_is_the_state_attrs_makes() -> None:
     # (checked at import), the very state attrs' __init__ makes, still frozen.
     import attrs
 
-    from obelisk.interpreters import machine
+    from obelisk.interpreters import state as machine
 
-    assert machine._new_state is not machine.RunState  # the check at import passed
+    assert machine.new_state is not machine.RunState  # the check at import passed
     plan = compile_plan([{"_tool": "t", "_outputPath": "†state.a"},
                          {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}])
     state, _ = advance(begin(plan, trace=True))
     names = [a.name for a in attrs.fields(machine.RunState)]
     args = [getattr(state, name) for name in names]
-    made, reference = machine._new_state(*args), machine.RunState(*args)
+    made, reference = machine.new_state(*args), machine.RunState(*args)
     assert made == reference == state and repr(made) == repr(reference)
     assert all(getattr(made, name) is getattr(reference, name) for name in names)
     assert vars(made) == vars(reference)

@@ -13,7 +13,7 @@ import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core import pmaps
 from obelisk.core.messages import NON_DATA_KINDS, Write, kind_of, normalise, output_message
 from obelisk.core.methods import Method
-from obelisk.core.paths import render_reference
+from obelisk.core.pathtext import render_reference
 from obelisk.core.values import freeze, thaw
 
 kinds = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$-]{0,6}", fullmatch=True).filter(

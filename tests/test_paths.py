@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from obelisk.compiler.parse import parse_reference
-from obelisk.core import paths
-from obelisk.core.paths import get_in, overlaps, render_reference, step
+from obelisk.core import paths, pathtext
+from obelisk.core.paths import get_in, overlaps, step
+from obelisk.core.pathtext import render_reference
 from obelisk.core.values import MISSING, freeze, thaw
 
 DOC = {
@@ -170,9 +171,9 @@ def test_rendering_is_the_same_through_the_key_memo_and_the_memo_stays_bounded()
     for _ in range(2):  # the second pass reads the memo
         for kind, path, text in RENDER:
             assert render_reference(kind, path) == text
-    for number in range(paths._RENDERED_MAX + 10):
-        assert paths.render_segment(f"k {number}") == f'"k {number}"'
-        assert len(paths._RENDERED) <= paths._RENDERED_MAX
+    for number in range(pathtext._RENDERED_MAX + 10):
+        assert pathtext.render_segment(f"k {number}") == f'"k {number}"'
+        assert len(pathtext._RENDERED) <= pathtext._RENDERED_MAX
     for kind, path, text in RENDER:
         assert render_reference(kind, path) == text
 

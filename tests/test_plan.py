@@ -18,11 +18,12 @@ import pytest
 from obelisk.compiler import compile_plan, render_text
 from obelisk.compiler import plan as plan_module
 from obelisk.compiler.diagnostics import CODES
-from obelisk.compiler.plan import CompiledPlan, PlanError
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolError, ToolRegistry
-from obelisk.conformance import check_vector
 from obelisk.core.context import Context
+from obelisk.core.errors import PlanError
 from obelisk.core.values import thaw
+from obelisk.kit.conformance import check_vector
 
 
 def tool(name: str, params: dict[str, Any] | None = None, output: Any = None,

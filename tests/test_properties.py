@@ -23,7 +23,8 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, WriteError
 from obelisk.core.messages import normalise
 from obelisk.core.methods import Method, apply_write
-from obelisk.core.paths import get_in, overlaps, render_reference
+from obelisk.core.paths import get_in, overlaps
+from obelisk.core.pathtext import render_reference
 from obelisk.core.resolve import fold_value
 from obelisk.core.values import MISSING, freeze, thaw
 

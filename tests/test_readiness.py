@@ -15,9 +15,10 @@ import pytest
 from obelisk import compile_plan
 from obelisk.compiler.parse import parse_input
 from obelisk.interpreters.events import Status
-from obelisk.interpreters.machine import RunState, advance, begin, complete
+from obelisk.interpreters.machine import advance, begin, complete
 from obelisk.interpreters.outcomes import Chose, Raised, Returned
 from obelisk.interpreters.readiness import Absence, absences, wrote
+from obelisk.interpreters.state import RunState
 
 DATE = "2025-10-26T12:00:00Z"
 

@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from obelisk import compile_plan, dry_run, run_async, run_sync
-from obelisk.interpreters.dryrun import DRY_RUN_DATE, report
+from obelisk.interpreters.dryrun import DRY_RUN_DATE
+from obelisk.interpreters.reporting import report
 
 RUNS = settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 EXPLORE = settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])

@@ -12,8 +12,10 @@ from pyrsistent import pmap
 
 from obelisk import compile_plan, dry_run, run_async, run_sync
 from obelisk.compiler.diagnostics import Diagnostic
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core import pmaps
+from obelisk.core.errors import PlanRefused
+from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
     Delegate,
@@ -25,18 +27,10 @@ from obelisk.interpreters.executors import (
     execute_async,
     execute_sync,
 )
-from obelisk.interpreters.machine import (
-    PlanRefused,
-    RunState,
-    admit,
-    advance,
-    begin,
-    close,
-    complete,
-    finish,
-)
+from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.mocks import Counts
 from obelisk.interpreters.outcomes import Raised, Returned
+from obelisk.interpreters.state import RunState
 
 DATE = "2025-10-26T12:00:00Z"
 

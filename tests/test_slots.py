@@ -113,11 +113,11 @@ def test_the_run_results_call_outcomes_are_made_through_their_slots() -> None:
 def test_the_machines_values_are_made_by_makers() -> None:
     # The check at import passed for each: the run state (its __dict__ built whole),
     # the invocation of a call that starts and the outcome of one that returns (slots).
-    from obelisk.interpreters import activities, machine
+    from obelisk.interpreters import activities, machine, state
     from obelisk.interpreters.calls import Invocation
     from obelisk.interpreters.outcomes import Returned
 
-    assert machine._new_state is not machine.RunState and "__dict__" in vars(machine.RunState)
+    assert state.new_state is not state.RunState and "__dict__" in vars(state.RunState)
     assert machine._new_invocation is not Invocation
     assert activities._returned is not Returned
     assert activities._returned(5) == Returned(5)

@@ -27,8 +27,8 @@ from obelisk import (
     run_sync,
 )
 from obelisk.cli import main
-from obelisk.conformance import check_vector
-from obelisk.interpreters.dryrun import report
+from obelisk.interpreters.reporting import report
+from obelisk.kit.conformance import check_vector
 
 INTERPRETERS = ["sync", "asyncio"]
 

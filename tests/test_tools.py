@@ -15,19 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from obelisk.compiler.tools import (
-    Tool,
-    ToolError,
-    ToolRegistry,
-    compose_calls_schema,
-    literal_param_errors,
-    resolve_activity,
-    schema_types_at,
-    types_compatible,
-    validate_output,
-    validate_params,
-)
-from obelisk.core.errors import ObeliskError
+from obelisk.compiler.compose import compose_calls_schema
+from obelisk.compiler.conform import literal_param_errors, validate_output, validate_params
+from obelisk.compiler.schemas import schema_types_at, types_compatible
+from obelisk.compiler.tools import Tool, ToolRegistry, resolve_activity
+from obelisk.core.errors import ObeliskError, ToolError
 from obelisk.core.values import freeze, thaw
 
 # The seeds' two tools (002: sentimentAnalysis; 004: weatherCheck), in English.
@@ -806,7 +798,9 @@ def test_definitions_raise_only_tool_errors(extra: dict[str, Any], prop: Any) ->
 
 _DETERMINISM = """
 import json
-from obelisk.compiler.tools import ToolRegistry, compose_calls_schema, literal_param_errors
+from obelisk.compiler.compose import compose_calls_schema
+from obelisk.compiler.conform import literal_param_errors
+from obelisk.compiler.tools import ToolRegistry
 from tests.test_tools import CHECKED, SENTIMENT, WEATHER
 registry = ToolRegistry.of([SENTIMENT, WEATHER, CHECKED])
 call = {"amount": True, "tags": [1, 2], "extra": None, "address": {"zip": 1, "b": 2}}

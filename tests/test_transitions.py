@@ -14,18 +14,10 @@ from typing import Any
 
 from obelisk import compile_plan, run_async, run_sync
 from obelisk.core.values import thaw
-from obelisk.interpreters.machine import (
-    RunState,
-    Took,
-    advance,
-    begin,
-    cancel,
-    complete,
-    decide,
-    finish,
-    settle,
-)
+from obelisk.interpreters.cancel import cancel
+from obelisk.interpreters.machine import advance, begin, complete, decide, finish, settle
 from obelisk.interpreters.outcomes import Approve, Deny, Raised, Returned
+from obelisk.interpreters.state import RunState, Took
 
 DATE = "2025-10-26T12:00:00Z"
 

@@ -32,7 +32,8 @@ from obelisk.compiler.nodes import Node, Param, Read
 from obelisk.compiler.plangraph import PlanGraph, visible
 from obelisk.core.ast import Reference
 from obelisk.core.methods import Method
-from obelisk.core.paths import Path, is_prefix, overlaps, render_reference
+from obelisk.core.paths import Path, is_prefix, overlaps
+from obelisk.core.pathtext import render_reference
 from obelisk.core.values import thaw
 
 #: What the last of two or more alternatives holds: the error object of a routed failure.

@@ -18,7 +18,8 @@ from obelisk.compiler.plangraph import PlanGraph
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
-from obelisk.core.paths import Path, render_reference
+from obelisk.core.paths import Path
+from obelisk.core.pathtext import render_reference
 from obelisk.core.text import article
 
 #: Rendered reference -> (kind, path, where it comes from), in a stable order.

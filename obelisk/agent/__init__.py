@@ -28,7 +28,8 @@ from obelisk.agent.request import (
     build_request,
 )
 from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
-from obelisk.agent.schema import Mode, drop_forced_nulls, solution_schema, strict_schema
+from obelisk.agent.schema import Mode, solution_schema
+from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = [
     "TEMPLATE_VERSION",

@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 from attrs import frozen
 
 from obelisk.agent.result import Tick
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.result import RunResult
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned

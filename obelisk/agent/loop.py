@@ -56,8 +56,8 @@ from obelisk.agent.result import AgentResult, AgentStatus, PlanOutcome, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.source import AgentJournal, TickSource
 from obelisk.agent.stream import run_streamed
-from obelisk.compiler.nodes import Node
-from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.nodes import CompiledPlan, Node
+from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.values import thaw

@@ -13,11 +13,9 @@ this module only widens them for the agent):
   results), kept for latent tools in eager mode, removed from every tool in lazy mode;
 - ``output`` is the user's output schema, nullable, widened to accept references.
 
-:func:`strict_schema` rewrites a schema for providers' strict structured output (every
-property required, optional ones nullable, no additional properties, ``const`` as a
-one-value ``enum``); :func:`drop_forced_nulls` undoes the nulls that rewrite forces into a
-solution, since null and MISSING differ (both defined in :mod:`obelisk.llm.strict`, where
-the adapters that apply them live, and re-exported here). Pure functions: no I/O.
+Providers' strict structured output rewrites the schema again (every property required,
+optional ones nullable): :mod:`obelisk.llm.strict`, where the adapters that apply it
+live. Pure functions: no I/O.
 """
 
 from __future__ import annotations
@@ -27,23 +25,15 @@ import enum
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from obelisk.compiler.tools import Tool, ToolRegistry, compose_calls_schema
+from obelisk.compiler.compose import compose_calls_schema
+from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.methods import Method
-from obelisk.llm.strict import (
-    MANY,
-    MAP,
-    ONE,
-    SUBSCHEMA_KEYWORDS,
-    drop_forced_nulls,
-    strict_schema,
-)
+from obelisk.llm.strict import MANY, MAP, ONE, SUBSCHEMA_KEYWORDS
 
 __all__ = [
     "REFERENCE_SCHEMA",
     "Mode",
-    "drop_forced_nulls",
     "solution_schema",
-    "strict_schema",
     "widen_to_references",
 ]
 

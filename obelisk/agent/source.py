@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from obelisk.agent.hooks import PlanVerdict
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.events import RunEvent

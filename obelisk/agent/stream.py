@@ -31,25 +31,18 @@ from attrs import evolve, frozen
 
 from obelisk.agent.source import StreamJournal, StreamStep
 from obelisk.compiler.codes import DiagnosticCode
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import outcome_of_exception
+from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.calls import Invocation, fresh
 from obelisk.interpreters.events import Admitted, Closed, Decided, Finished, RunEvent, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
-from obelisk.interpreters.machine import (
-    RunState,
-    admit,
-    advance,
-    begin,
-    close,
-    complete,
-    decide,
-    finish,
-)
+from obelisk.interpreters.machine import advance, begin, complete, decide, finish
 from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
 from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.state import RunState
 from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
 
 __all__ = ["StreamedRun", "late_writers", "run_streamed"]
@@ -195,7 +188,7 @@ async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
         elif what == "failed":
             raise value
         elif what == "closed":
-            _close(run, compile_part, problems, on_plan)
+            _close(run, problems)
         else:  # a call finished
             node, outcome = value
             run.tasks.pop(node, None)
@@ -233,8 +226,7 @@ def _admitted(run: _Streamed, call: Any, compile_part: CompilePart,
     return plan
 
 
-def _close(run: _Streamed, compile_part: CompilePart, problems: Problems,
-           on_plan: Callable[[CompiledPlan], None] | None) -> None:
+def _close(run: _Streamed, problems: Problems) -> None:
     run.open = False
     if run.journal is not None:
         run.journal.closed({"calls": list(run.calls), "output": run.output}, run.usage)

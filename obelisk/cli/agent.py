@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(f"{args.file}: " + "; ".join(missing))
     if args.approve:
         options["on_plan" if lazy else "approve"] = (
-            plan_prompt(err) if lazy else terminal_approval(out, err)[0])
+            plan_prompt(err) if lazy else terminal_approval(err)[0])
     if not args.json:
         options["observer"] = tick_printer(out)
         if lazy and not args.approve and not args.journal:

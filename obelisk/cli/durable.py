@@ -111,7 +111,7 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     print(f"journal: resuming agent run {run.header.run_id} of {args.journal}", file=err)
     # In lazy mode --approve reviews each whole plan (on_plan), as ``obelisk agent`` does.
     reviews = bool(run.options.get("on_plan"))
-    approve = terminal_approval(out, err)[0] if args.approve and not reviews else None
+    approve = terminal_approval(err)[0] if args.approve and not reviews else None
     on_plan = plan_prompt(err) if args.approve and reviews else None
     try:
         result = asyncio.run(resume_agent(

@@ -210,7 +210,7 @@ class Display:
         observers: list[Callable[[Any], None]] = [progress.observe]
         hook = None
         if approve:
-            hook, observe_ready = terminal_approval(out, err, plan, tools)
+            hook, observe_ready = terminal_approval(err, plan, tools)
             observers.append(observe_ready)
         return cls(progress, hook, Exceptions(), observers)
 

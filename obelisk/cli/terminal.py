@@ -197,7 +197,7 @@ class Exceptions:
                       file=out)
 
 
-def terminal_approval(out: TextIO, err: TextIO, plan: CompiledPlan | None = None,
+def terminal_approval(err: TextIO, plan: CompiledPlan | None = None,
                       tools: Sequence[Any] = ()) -> tuple[Callable[[dict[str, Any]], Any],
                                                           Callable[[Any], None]]:
     """Ask at the terminal before each call: approve, deny (with a reason), or edit.

@@ -31,7 +31,8 @@ from obelisk.agent.hooks import (
 from obelisk.agent.loop import run_agent
 from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NO_USAGE, StreamStep
-from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import drive_async

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import NotJSONError
 from obelisk.core.values import MISSING, freeze, plainly_json, thaw

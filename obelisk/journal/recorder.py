@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from obelisk.agent.source import TickSource
-from obelisk.compiler.plan import CompiledPlan
+from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.events import RunEvent, Started
 from obelisk.interpreters.result import RunResult

@@ -23,7 +23,8 @@ from attrs import evolve, frozen
 from pyrsistent import PMap, pvector
 
 from obelisk.agent.result import AgentResult
-from obelisk.compiler.plan import CompiledPlan, compile_plan
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity

@@ -23,19 +23,15 @@ from obelisk.kit.judge import (
     RUN_FIELDS,
     Implementation,
     case_problems,
-    check_case,
     check_plan,
-    context_of_views,
-    json_equal,
     judge_agent,
     judge_case,
 )
 from obelisk.kit.protocol import Op
 
-__all__ = [  # the judging names are re-exported: callers import them from here
-    "Implementation", "Local", "Outcome", "Verdict", "check_case", "check_plan",
-    "check_vector", "context_of_views", "find_vector_files", "judge", "judge_case",
-    "json_equal", "load_vectors", "needed_ops", "run",
+__all__ = [
+    "Local", "Outcome", "Verdict", "check_vector", "find_vector_files", "judge",
+    "load_vectors", "needed_ops", "run",
 ]
 
 AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent",

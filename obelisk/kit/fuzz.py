@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from obelisk.kit import local
-from obelisk.kit.conformance import Implementation, json_equal
+from obelisk.kit.judge import Implementation, json_equal
 from obelisk.kit.protocol import Op, failure_of
 from obelisk.kit.strategies import plans, resolve_cases
 

@@ -108,7 +108,7 @@ def answer_run(plan: CompiledPlan, context: Context, mocks: Mapping[str, Any],
                interpreter: str) -> dict[str, Any]:
     """The ``run`` answer: the dry-run report less its trace (status ``invalid`` when
     the plan has errors and nothing ran)."""
-    from obelisk.interpreters.dryrun import report
+    from obelisk.interpreters.reporting import report
 
     if not plan.ok:
         return {"status": "invalid", "diagnostics": [d.to_json() for d in plan.diagnostics],

@@ -331,7 +331,7 @@ def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: b
             # unordered calls wrote before it (a scope-race), which is timing, not semantics.
             call["_scopes"] = draw(st.sampled_from([["input"], ["input", "user"], []]))
         if wild and draw(st.integers(0, 3)) == 0:
-            _break(draw, call, index, count)
+            _break(draw, call, count)
         if ids and draw(st.integers(0, 2)) == 0:
             mock_table[call["_tool"]] = {"by_instance": {
                 i: draw(mock_for(index, alternatives, has_scopes)) for i in ids}}
@@ -341,7 +341,7 @@ def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: b
     return {"context": context, "plan": plan, "mocks": mock_table, "instances": bool(ids)}
 
 
-def _break(draw: st.DrawFn, call: dict[str, Any], index: int, count: int) -> None:
+def _break(draw: st.DrawFn, call: dict[str, Any], count: int) -> None:
     """Give ``call`` one compile error (for fuzzing ``check``)."""
     fault = draw(st.sampled_from(["dangling", "cycle", "method", "scope", "syntax"]))
     if fault == "dangling":

@@ -4,7 +4,7 @@ Some providers (OpenAI's strict JSON schema) need every property required and no
 additional properties. :func:`strict_schema` rewrites a schema that way;
 :func:`drop_forced_nulls` removes from an answer the nulls that rewrite forced into it,
 since null and MISSING differ. Pure functions over plain JSON. (They live with the
-adapters, which apply them; :mod:`obelisk.agent.schema` re-exports them.)
+adapters, which apply them; :mod:`obelisk.agent` lists them too.)
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from obelisk.conformance import check_vector, run
+from obelisk.kit.conformance import check_vector, run
 
 PACK = pathlib.Path(__file__).resolve().parents[1] / "conformance" / "agent.json"
 TOOLS = [{"type": "object", "properties": {"_tool": {"const": "refund"},

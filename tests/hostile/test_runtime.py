@@ -41,7 +41,7 @@ from obelisk import (
     run_sync,
 )
 from obelisk.core.values import MAX_VALUE_NODES, freeze, thaw
-from obelisk.interpreters.dryrun import views
+from obelisk.interpreters.reporting import views
 
 #: A guard against hangs: no run in this file may take longer (the bug was a hang).
 GUARD = 30.0

@@ -14,8 +14,9 @@ from jsonschema import Draft202012Validator
 from kit_helpers import OBELISK_ADAPTER, cli, script
 
 from obelisk import Context, WriteError, resolve
-from obelisk.conformance import check_vector, context_of_views
-from obelisk.interpreters.dryrun import views
+from obelisk.interpreters.reporting import views
+from obelisk.kit.conformance import check_vector
+from obelisk.kit.judge import context_of_views
 from obelisk.kit.pack import pack_dir, pack_files, vector_schema
 from obelisk.testing import contexts, expressions
 

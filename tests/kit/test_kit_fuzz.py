@@ -12,7 +12,7 @@ import sys
 import pytest
 from kit_helpers import OBELISK_ADAPTER, cli, script
 
-from obelisk.conformance import check_vector
+from obelisk.kit.conformance import check_vector
 from obelisk.kit.fuzz import DEFAULT_EXAMPLES
 from obelisk.testing import Adapter, assert_conforms
 
@@ -97,7 +97,7 @@ def test_assert_conforms_lists_failing_vectors() -> None:
 
 
 def test_import_obelisk_does_not_import_hypothesis() -> None:
-    code = ("import sys, obelisk, obelisk.cli, obelisk.conformance, obelisk.cli.kit, "
+    code = ("import sys, obelisk, obelisk.cli, obelisk.kit.conformance, obelisk.cli.kit, "
             "obelisk.kit.client, obelisk.kit.server, obelisk.kit.pack; "
             "print('hypothesis' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
