@@ -39,10 +39,8 @@ def count(kind: str, n: int) -> tuple[collections.Counter[str], collections.Coun
     sys.path.insert(0, str(BENCH))
     import peers
 
-    from obelisk.core.slots import WARM_UP
-
-    warm = max(n, 2 * WARM_UP)  # past every maker's warm-up (see obelisk.core.slots)
-    for _ in range(2):  # imports made, memos filled, makers built
+    warm = max(n, 128)
+    for _ in range(2):  # imports made, memos filled
         assert asyncio.run(peers.obelisk_async(peers.obelisk_compile(kind, warm))) \
             == peers.expected(kind, warm)
     plan = peers.obelisk_compile(kind, n)

@@ -21,7 +21,6 @@ from obelisk.compiler.plainref import plain_reference
 from obelisk.core.ast import And, Expr, FanOut, Literal, Or, OutputExpr, Reference
 from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import use_reference_parser
-from obelisk.core.slots import maker
 
 if TYPE_CHECKING:
     from lark import Lark, Token, Tree
@@ -56,11 +55,6 @@ def is_expression(value: object) -> bool:
     """True when a parameter value is an expression: a string starting with ``†``."""
     return isinstance(value, str) and value.startswith("†")
 
-
-#: ``OutputExpr(*fields)`` and ``FanOut(*fields)`` through their slots (see
-#: :mod:`obelisk.core.slots`): what a plain ``_outputPath`` parses to.
-_new_output = maker(OutputExpr)
-_new_fan_out = maker(FanOut)
 
 _ESCAPED_DAGGER = re.compile(r"\\+†")
 
@@ -97,7 +91,7 @@ def _parse_input(text: str) -> Expr:
 def _parse_output(text: str) -> OutputExpr:
     plain = _plain(text)
     if plain is not None:  # what _to_output makes of a lone reference
-        return _new_output((_new_fan_out((plain,), plain.span),), plain.span)
+        return OutputExpr((FanOut((plain,), plain.span),), plain.span)
     return _to_output(_grammar().parse_built(text, "output"), text)
 
 

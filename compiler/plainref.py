@@ -19,7 +19,6 @@ import sys
 
 from obelisk.core.ast import Reference, Span
 from obelisk.core.paths import Path
-from obelisk.core.slots import maker
 
 #: The grammar's KIND terminal (grammar.lark), verbatim.
 KIND_PATTERN = r"[^\W\d][\w$-]*|\$[\w$-]*"
@@ -38,8 +37,6 @@ _MAY_INDEX = re.compile("\\.[" + "".join(sorted(re.escape(c) for c in _INDEX_STA
 #: One copy of each kind name and key across a plan's references (they repeat a lot).
 _intern = sys.intern
 
-#: ``Reference(*fields)`` through its slots (see :mod:`obelisk.core.slots`).
-_new_reference = maker(Reference)
 
 
 def plain_reference(text: object, max_length: int) -> Reference | None:
@@ -59,7 +56,7 @@ def plain_reference(text: object, max_length: int) -> Reference | None:
         path = tuple(
             int(word) if word[0] in _INDEX_START and INDEX.fullmatch(word) else _intern(word)
             for word in dotted[1:].split("."))
-    return _new_reference(_intern(match.group(1)), path, _span(match.end(2)))
+    return Reference(_intern(match.group(1)), path, _span(match.end(2)))
 
 
 @functools.cache  # at most one per length up to the longest expression

@@ -26,15 +26,7 @@ from obelisk.core.ast import And, Expr, Reference, references
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.paths import Path, overlaps
-from obelisk.core.slots import maker
 from obelisk.core.values import present
-
-#: ``Node``, ``Param`` and ``Read`` made from their fields in order, through their slots
-#: (see :mod:`obelisk.core.slots`): a plan makes one node a call, and one param and read a
-#: parameter.
-_new_node = maker(Node)
-_new_param = maker(Param)
-_new_read = maker(Read)
 
 
 @frozen
@@ -157,10 +149,9 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
     loop_of = {v: number for number, members in enumerate(loops) for v in members}
     guards = _guards(expanded, params, order, loop_of)
     nodes = tuple(
-        _new_node(node_id, info.index, instance, info.call, info.tool, params[node_id],
-                  info.output, info.output_text, info.method, info.scopes, guards[node_id],
-                  info.prescribed, sole_text(info.output, info.output_text),
-                  is_flat(info.call))
+        Node(node_id, info.index, instance, info.call, info.tool, params[node_id],
+             info.output, info.output_text, info.method, info.scopes, guards[node_id],
+             info.prescribed, sole_text(info.output, info.output_text), is_flat(info.call))
         for node_id, (info, instance) in enumerate(expanded)
     )
     return PlanGraph(
@@ -184,9 +175,9 @@ def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[T
         for pointer, path, text, expr in info.params:
             # Most parameters are one plain reference: no walk of the expression for it.
             refs = (expr,) if type(expr) is Reference else references(expr)
-            reads = tuple(_new_read(ref, links.link(node_id, instance, ref, index),
-                                    _provided(ctx, ref, instance)) for ref in refs)
-            params.append(_new_param(pointer, path, text, expr, reads))
+            reads = tuple(Read(ref, links.link(node_id, instance, ref, index),
+                               _provided(ctx, ref, instance)) for ref in refs)
+            params.append(Param(pointer, path, text, expr, reads))
         node_params.append(tuple(params))
     return node_params
 

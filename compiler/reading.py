@@ -27,7 +27,6 @@ from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
-from obelisk.core.slots import maker
 from obelisk.core.values import (
     NON_STRING_SCALAR_TYPES,
     Frozen,
@@ -59,8 +58,6 @@ class CallInfo:
     prescribed: PMap[str, Frozen] = field(factory=pmap)
 
 
-#: ``CallInfo(*fields)`` through its slots (see :mod:`obelisk.core.slots`): one a call.
-_new_info = maker(CallInfo)
 
 
 #: The meta-properties a tool's schema can prescribe with a ``const`` or a ``default``.
@@ -116,8 +113,6 @@ class CallReading:
     diagnostics: tuple[Diagnostic, ...]
 
 
-#: ``CallReading(*fields)`` through its slots: one a call.
-_new_reading = maker(CallReading)
 
 
 def read_call(index: int, raw: Any, registry: ToolRegistry | None,
@@ -153,9 +148,9 @@ def read_call(index: int, raw: Any, registry: ToolRegistry | None,
     instance, instance_diags = _read_instance(members.get("_instance"), report)
     scopes, scope_diags = _read_scopes(meta.get("_scopes"), report)
     text = meta.get("_outputPath")
-    info = _new_info(index, call, tool_name, instance, params, output,
-                     text if isinstance(text, str) else None, method, scopes, prescribed)
-    return _new_reading(info, (
+    info = CallInfo(index, call, tool_name, instance, params, output,
+                    text if isinstance(text, str) else None, method, scopes, prescribed)
+    return CallReading(info, (
         *_check_tool(tool, registry, report), *param_diags, *output_diags, *method_diags,
         *instance_diags, *scope_diags, *_check_literals(info, members, registry, report, memo),
     ))

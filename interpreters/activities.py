@@ -16,12 +16,11 @@ from typing import Any, Protocol, TypeAlias
 
 from attrs import frozen
 
-from obelisk.core import slots
 from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError
 from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned, returned
 
 
 @frozen
@@ -52,7 +51,7 @@ def outcome_of_value(value: Any) -> Outcome:
         return Chose(value.path, value.value)
     if inspect.iscoroutine(value):
         value.close()
-    return _returned(value)
+    return returned(value=value)
 
 
 #: What every interpreter counts as an activity's failure, an outcome (docs/semantics.md §9):
@@ -113,7 +112,7 @@ def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
     without a second copy per call.
     """
     tool = invocation.tool.to_json() if invocation.tool is not None else None
-    return invocation.call, tool, invocation.context
+    return invocation.for_activity(), tool, invocation.context
 
 
 def is_async(fn: Callable[..., Any]) -> bool:
@@ -149,7 +148,7 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
             if failed is not None:
                 return outcome_of_exception(failed)
         if type(value) in _PLAIN:  # the common results need none of the checks below
-            return _returned(value)
+            return returned(value=value)
         if inspect.isawaitable(value):
             value = await value
         return outcome_of_value(value)
@@ -157,9 +156,6 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
         return outcome_of_exception(exc)
 
 
-#: ``Returned(value)`` through its slot (see :mod:`obelisk.core.slots`): one per
-#: call that returns.
-_returned = slots.maker(Returned)
 
 #: Result types that are neither a Branch nor awaitable (exact types).
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})

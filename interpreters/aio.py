@@ -2,10 +2,10 @@
 
 Finished calls report through a deque the loop drains in batches, so each completion
 costs O(1) however many calls run. Every call's first step runs as it starts, in a copy
-of the context as a task would run it (``_begin``): a call that finishes there needs no
-task at all, and one that waits goes on in a task of its own (``_Resumed``), or, when it
-is the only call that can run (a chain's), is awaited by the loop itself: no task and no
-hand-off.
+of the context as a task would run it (:mod:`obelisk.interpreters.eager`): a call that
+finishes there needs no task at all, and one that waits goes on in a task of its own, or,
+when it is the only call that can run (a chain's), is awaited by the loop itself: no task
+and no hand-off.
 
 Cancelling the run cancels the running activities, waits for them, keeps every finished
 result and returns a result whose status is ``cancelled``: no task is left running or
@@ -23,11 +23,9 @@ re-raises it. So does an exception raised by the approval hook.
 from __future__ import annotations
 
 import asyncio
-import collections.abc
-import contextvars
-import inspect
+import functools
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -36,26 +34,26 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity, outcome_of_exception
-from obelisk.interpreters.calls import Invocation, fresh, started
+from obelisk.interpreters.calls import Invocation, started
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
-from obelisk.interpreters.common import Observer, clock_of, prepare, traced
-from obelisk.interpreters.events import Cancelled, Decided, Finished
+from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
+from obelisk.interpreters.eager import Resumed, start_eagerly
+from obelisk.interpreters.events import Cancelled, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
-from obelisk.interpreters.machine import advance, begin, complete_all, decide, finish, settle
-from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.gates import Approver, approval, within
+from obelisk.interpreters.machine import advance, begin, complete_all, finish, settle
+from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
-                      approve: Callable[[dict[str, Any]], Any] | None,
-                      clock: Callable[[], str], *, max_concurrency: int | None = None,
-                      timeout: float | None = None, observer: Observer | None = None,
-                      isolate_invalid: bool = False,
-                      max_value_nodes: int | None = None,
-                      resume: Replayed | None = None,
+                      approve: Approver | None, clock: Callable[[], str], *,
+                      max_concurrency: int | None = None, timeout: float | None = None,
+                      observer: Observer | None = None, isolate_invalid: bool = False,
+                      max_value_nodes: int | None = None, resume: Replayed | None = None,
                       trace: bool | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
@@ -87,8 +85,8 @@ class _Run:
     meanwhile), and whether the run itself is being stopped.
     """
 
-    __slots__ = ("state", "invoke", "clock", "timeout", "tell", "finished", "waiter",
-                 "tasks", "queued", "stopping")
+    __slots__ = ("state", "invoke", "clock", "timeout", "tell", "with_calls", "finished",
+                 "waiter", "tasks", "queued", "stopping")
 
     def __init__(self, state: RunState, invoke: AsyncExecutor, clock: Callable[[], str],
                  timeout: float | None, tell: Observer | None) -> None:
@@ -97,6 +95,7 @@ class _Run:
         self.clock = clock
         self.timeout = timeout
         self.tell = tell
+        self.with_calls = tell is not None and reads_calls(tell)  # Started carries a copy
         # What finished tasks report, and the future the loop waits on while nothing
         # has (a deque and a future: an asyncio.Queue's bookkeeping cost more per call).
         self.finished: deque[tuple[int, Outcome | Abort]] = deque()
@@ -106,8 +105,7 @@ class _Run:
         self.stopping = False  # set once the run itself is being cancelled or aborted
 
 
-async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | None,
-                       max_concurrency: int | None,
+async def _drive_async(run: _Run, approve: Approver | None, max_concurrency: int | None,
                        undecided: Sequence[Invocation] = ()) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
@@ -122,29 +120,20 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
                 ready, settled = settled, None
             if run.tell is not None:  # events are made only for an observer
                 for invocation in ready:
-                    run.tell(started(run.tell, invocation))
+                    run.tell(started(invocation, run.with_calls))
             if undecided:
                 ready, undecided = (*undecided, *ready), ()
-            for invocation in ready:
-                if approve is not None:
-                    answer = approve(fresh(invocation.call))
-                    if inspect.isawaitable(answer):
-                        answer = await answer
-                    verdict = as_verdict(answer)
-                    run.state, next_step = decide(run.state, invocation, verdict)
-                    if run.tell is not None:
-                        run.tell(Decided(invocation.node, verdict))
-                    if next_step is None:
-                        continue
-                    invocation = next_step
-                run.queued.append(invocation)
+            if approve is None:
+                run.queued.extend(ready)
+            else:
+                await _approve(run, ready, approve)
             if len(run.queued) == 1 and not run.tasks and not run.finished:
                 # The only call that can run: awaited here, not in a task of its own (a
                 # chain then costs no task and no queue hand-off per call), in a copy of
                 # the context as a task would be.
                 invocation = run.queued.popleft()
-                begun = _begin(run, invocation)
-                if type(begun) is _Resumed:
+                begun = start_eagerly(_outcome(run, invocation), invocation.node)
+                if type(begun) is Resumed:
                     begun = await begun
                 settled = _settle(run, [(invocation.node, begun)])  # type: ignore[list-item]
                 continue
@@ -161,20 +150,32 @@ async def _drive_async(run: _Run, approve: Callable[[dict[str, Any]], Any] | Non
             run.finished.clear()
             settled = _settle(run, batch)
     except BaseException as exc:
-        # Cancelled, or stopped by an approval hook's error or an activity's
-        # KeyboardInterrupt/SystemExit: no task may outlive the run, so cancel and await
-        # every running activity before returning or re-raising.
-        run.stopping = True
-        await _stop_tasks(run)
-        if not isinstance(exc, asyncio.CancelledError):
-            raise
-        late = list(run.finished)
-        run.finished.clear()
-        _settle(run, [item for item in late if not isinstance(item[1], Abort)], advancing=False)
-        if run.tell is not None:
-            run.tell(Cancelled())
-        return finish(cancel(run.state), cancelled=True)  # finished results are kept
+        return await _stopped(run, exc)
     return finish(run.state)
+
+
+async def _approve(run: _Run, ready: Iterable[Invocation], approve: Approver) -> None:
+    """The approval step for each ready call, in order; those approved are queued."""
+    for invocation in ready:
+        run.state, approved = await approval(run.state, invocation, approve, run.tell)
+        if approved is not None:
+            run.queued.append(approved)
+
+
+async def _stopped(run: _Run, exc: BaseException) -> RunResult:
+    """The run cancelled, or stopped by an approval hook's error or an activity's
+    KeyboardInterrupt/SystemExit: no task may outlive the run, so every running activity
+    is cancelled and awaited before the cancelled result is returned or ``exc`` raised."""
+    run.stopping = True
+    await _stop_tasks(run)
+    if not isinstance(exc, asyncio.CancelledError):
+        raise exc
+    late = list(run.finished)
+    run.finished.clear()
+    _settle(run, [item for item in late if not isinstance(item[1], Abort)], advancing=False)
+    if run.tell is not None:
+        run.tell(Cancelled())
+    return finish(cancel(run.state), cancelled=True)  # finished results are kept
 
 
 async def _stop_tasks(run: _Run) -> None:
@@ -193,33 +194,20 @@ async def _stop_tasks(run: _Run) -> None:
 
 
 def _start(run: _Run, invocation: Invocation) -> None:
-    """Start one invocation, as a task would: its first step runs now (:func:`_begin`,
-    as ``asyncio.eager_task_factory`` starts tasks in Python 3.12). A call that finishes
-    in that step reports its outcome at once and needs no task; one that waits goes on
-    in a task of its own. With ``timeout`` every call gets a task (``asyncio.wait_for``
-    makes its own)."""
+    """Start one invocation, as a task would: its first step runs now (see
+    :mod:`obelisk.interpreters.eager`). A call that finishes in that step reports its
+    outcome at once and needs no task; one that waits goes on in a task of its own. With
+    ``timeout`` every call gets a task (``asyncio.wait_for`` makes its own)."""
     node = invocation.node
     if run.timeout is not None:
         run.tasks[node] = asyncio.create_task(_one(run, invocation))
         return
-    begun = _begin(run, invocation)
-    if type(begun) is _Resumed:
-        begun.reports = True
+    begun = start_eagerly(_outcome(run, invocation), node)
+    if type(begun) is Resumed:
+        begun.done = functools.partial(_report, run, node)
         run.tasks[node] = asyncio.create_task(begun)
     else:
         _report(run, node, begun)  # type: ignore[arg-type]
-
-
-def _begin(run: _Run, invocation: Invocation) -> Outcome | Abort | _Resumed:
-    """The first step of a call, run in a copy of the ``contextvars`` context (as a task
-    of its own would run it): its outcome when it finished there, else the rest of it."""
-    coro = _outcome(run, invocation)
-    context = contextvars.copy_context()
-    try:
-        waited = context.run(coro.send, None)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    return _Resumed(run, invocation.node, coro, context, waited)
 
 
 async def _one(run: _Run, invocation: Invocation) -> None:
@@ -237,15 +225,14 @@ def _report(run: _Run, node: int, outcome: Outcome | Abort) -> None:
 
 
 async def _outcome(run: _Run, invocation: Invocation) -> Outcome | Abort:
-    """Run one invocation: its outcome, or the Abort that stops the run."""
+    """Run one invocation (within its timeout): its outcome, or the Abort that stops the
+    run."""
     outcome: Outcome | Abort
     try:
-        if run.timeout is None:
+        if run.timeout is None:  # (the common case, without the timeout step's frame)
             outcome = await run.invoke(invocation)
         else:
-            outcome = await asyncio.wait_for(run.invoke(invocation), run.timeout)
-    except asyncio.TimeoutError:
-        outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
+            outcome = await within(run.invoke(invocation), run.timeout)
     except asyncio.CancelledError:
         if run.stopping or _cancel_requested():
             raise
@@ -288,70 +275,6 @@ def _settle(run: _Run, batch: list[tuple[int, Outcome | Abort]], *,
 
 def _node_of(item: tuple[int, Any]) -> int:
     return item[0]
-
-
-class _Resumed(collections.abc.Coroutine):  # type: ignore[type-arg]
-    """The rest of a call whose first step :func:`_begin` ran: awaited by the loop itself
-    (a call that runs alone), or the coroutine of its own task (``reports``: its outcome
-    then goes to ``run.finished``).
-
-    Its first step yields what the call's first step yielded (the future the activity
-    waits on, so whoever awaits it waits on that future and a cancel reaches it); each
-    later step runs the call's coroutine in its copy of the context, so the context
-    variables it sets are not seen by the loop or by other calls. Futures, cancellation
-    and exceptions pass through unchanged, as with ``await``; a cancel that comes before
-    the first step is thrown into the call where it waits.
-    """
-
-    __slots__ = ("run", "node", "coro", "context", "pending", "reports")
-
-    def __init__(self, run: _Run, node: int, coro: Coroutine[Any, Any, Outcome | Abort],
-                 context: contextvars.Context, waited: Any) -> None:
-        self.run = run
-        self.node = node
-        self.coro = coro
-        self.context = context
-        self.pending: tuple[Any] | None = (waited,)  # the first step's yield, not yet given
-        self.reports = False
-
-    @property
-    def __name__(self) -> str:  # what asyncio shows for the task's coroutine
-        return f"obelisk call {self.node}"
-
-    def send(self, value: Any) -> Any:
-        pending = self.pending
-        if pending is not None:
-            self.pending = None
-            return pending[0]
-        return self._step(self.coro.send, value)
-
-    def __next__(self) -> Any:  # a task sends None as next()
-        return self.send(None)
-
-    def throw(self, typ: Any, value: Any = None, traceback: Any = None) -> Any:
-        self.pending = None
-        exc = typ if isinstance(typ, BaseException) else (
-            typ(value) if value is None or not isinstance(value, BaseException) else value)
-        return self._step(self.coro.throw, exc)
-
-    def close(self) -> None:
-        self.pending = None
-        self.coro.close()
-
-    def __await__(self) -> Any:
-        return self
-
-    def __iter__(self) -> Any:
-        return self
-
-    def _step(self, step: Callable[[Any], Any], value: Any) -> Any:
-        try:
-            return self.context.run(step, value)
-        except StopIteration as stop:
-            if not self.reports:
-                raise StopIteration(stop.value) from None  # the value of ``await``
-            _report(self.run, self.node, stop.value)
-            raise StopIteration from None
 
 
 @frozen

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
@@ -17,8 +17,28 @@ if TYPE_CHECKING:
     # (obelisk validate) needs neither.
     from obelisk.interpreters.events import RunEvent
 
-#: Follows a run: called with every run event, in order, as it happens.
-Observer: TypeAlias = "Callable[[RunEvent], None]"
+class Observer(Protocol):
+    """Follows a run: called with every run event, in order, as it happens."""
+
+    def __call__(self, event: RunEvent, /) -> None: ...
+
+
+@runtime_checkable
+class CallReader(Protocol):
+    """An observer that says whether it reads the call of a ``Started`` event. One that
+    does not (the journal's recorder, which writes the node only) is given an empty call,
+    so a journaled run pays for no copy that nobody reads; any other observer is given a
+    copy of the call."""
+
+    reads_calls: bool
+
+    def __call__(self, event: RunEvent, /) -> None: ...
+
+
+def reads_calls(observer: Observer) -> bool:
+    """Whether ``observer``'s ``Started`` events carry a copy of the call: unless it is a
+    :class:`CallReader` that reads none. Asked once per run."""
+    return not isinstance(observer, CallReader) or observer.reads_calls
 
 
 def prepare(plan: CompiledPlan | Sequence[Any], context: Context | Iterable[Any] | None,

@@ -314,10 +314,10 @@ def sync_executor(plan: CompiledPlan, registry: Registry,
 
     def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
         chosen = choices.choose(invocation)
-        if type(chosen) is tuple:
-            outcome = call_sync(chosen[0], invocation, wait)
+        if isinstance(chosen, Known):  # (not an ABC: a quick test)
+            outcome = call_sync(chosen.function, invocation, wait)
         else:
-            outcome = execute_sync(chosen, invocation, wait)  # type: ignore[arg-type]
+            outcome = execute_sync(chosen, invocation, wait)
         return outcome if steer is None else steer(invocation, outcome)
 
     return run
@@ -334,13 +334,22 @@ def async_executor(plan: CompiledPlan, registry: Registry,
 
     def run(invocation: Invocation) -> Awaitable[Outcome]:
         chosen = choices.choose(invocation)
-        if type(chosen) is tuple:
-            awaitable = call_async(chosen[0], invocation, asynchronous=chosen[1])
+        if isinstance(chosen, Known):  # (not an ABC: a quick test)
+            awaitable = call_async(chosen.function, invocation, asynchronous=chosen.asynchronous)
         else:
-            awaitable = execute_async(chosen, invocation)  # type: ignore[arg-type]
+            awaitable = execute_async(chosen, invocation)
         return awaitable if steer is None else _steered(awaitable, invocation, steer)
 
     return run
+
+
+@frozen
+class Known:
+    """An activity chosen once for a tool's calls (:class:`ToolChoices`): the function,
+    and whether it is ``async`` (asked once too)."""
+
+    function: Callable[..., Any]
+    asynchronous: bool
 
 
 class ToolChoices:
@@ -350,8 +359,8 @@ class ToolChoices:
     ``_delegate`` nor ``_output`` depends only on its tool's name, the tool and the
     registry (the call's other fields are never read to choose): every call of a tool
     then runs the same activity, and it is chosen, and asked whether it is ``async``,
-    once. ``choose`` returns ``(activity, is_async)`` for an activity, else the
-    :data:`Execution` itself.
+    once. ``choose`` returns the :class:`Known` activity, else the :data:`Execution`
+    itself.
     """
 
     __slots__ = ("plan", "registry", "known", "remember")
@@ -359,12 +368,11 @@ class ToolChoices:
     def __init__(self, plan: CompiledPlan, registry: Registry) -> None:
         self.plan = plan
         self.registry = registry
-        #: Tool name -> (the tool, (the activity, whether it is async)): the pair is what
-        #: :meth:`choose` returns, made once.
-        self.known: dict[str | None, tuple[Tool | None, tuple[Callable[..., Any], bool]]] = {}
+        #: Tool name -> (the tool, its Known activity, which :meth:`choose` returns).
+        self.known: dict[str | None, tuple[Tool | None, Known]] = {}
         self.remember = registry.mocks is None
 
-    def choose(self, invocation: Invocation) -> tuple[Callable[..., Any], bool] | Execution:
+    def choose(self, invocation: Invocation) -> Known | Execution:
         call = invocation.call
         plain = self.remember and "_delegate" not in call and "_output" not in call
         name = self.plan.nodes[invocation.node].tool if plain else None
@@ -375,7 +383,7 @@ class ToolChoices:
         execution = choose_executor(self.plan, invocation, self.registry)
         if type(execution) is not RunActivity:
             return execution
-        chosen = (execution.function, is_async(execution.function))
+        chosen = Known(execution.function, is_async(execution.function))
         if plain:
             self.known[name] = (invocation.tool, chosen)
         return chosen

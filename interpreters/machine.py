@@ -47,7 +47,6 @@ from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.compiler.diagnostics import render_text
 from obelisk.compiler.nodes import CompiledPlan, Node, Param
-from obelisk.core import slots
 from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanRefused, WriteError
@@ -79,10 +78,6 @@ from obelisk.interpreters.state import (
 # The members every transition reads, as module constants: reading an Enum member through
 # its class costs about 70 ns on Python 3.11, and a module constant about 6.
 _PENDING, _RUNNING, _STARTED = Status.PENDING, Status.RUNNING, EventKind.STARTED
-
-#: ``Invocation(*fields)`` through its slots: one per call that starts.
-_new_invocation = slots.maker(Invocation)
-
 
 def refuse(plan: CompiledPlan) -> PlanRefused:
     """The error refusing a plan with error diagnostics, its first ten rendered."""
@@ -218,8 +213,9 @@ def _evaluate(step: Step, node_id: int) -> Invocation | None:
     step.running += 1
     if step.tracing:
         step.record(_STARTED, node_id)
-    return _new_invocation(node_id, call, tool, calls.scoped_context(context, node)
-                           if node.scopes else calls.NO_CONTEXT)
+    return calls.new_invocation(
+        node=node_id, call=call, tool=tool,
+        context=calls.scoped_context(context, node) if node.scopes else calls.NO_CONTEXT)
 
 
 def _skip(step: Step, node_id: int, params: list[Param]) -> None:

@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 
 from attrs import field, frozen
 
+from obelisk.core import slots
 from obelisk.core.values import MISSING, without_surrogates
 
 
@@ -37,6 +38,20 @@ class Returned:
     """A plain result: goes to the first alternative of ``_outputPath``."""
 
     value: Any
+
+
+_set_value, = slots.slot_setters(Returned)
+
+
+def _returned(*, value: Any) -> Returned:
+    # Returned(value=...) through its slot: one per call that returns.
+    made = slots.new(Returned)
+    _set_value(made, value)
+    return made
+
+
+#: How a returned value becomes its outcome (see :mod:`obelisk.core.slots`).
+returned = slots.checked(Returned, _returned)
 
 
 @frozen

@@ -15,7 +15,7 @@ from attrs import evolve, frozen
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.admission import admit, close
-from obelisk.interpreters.calls import Invocation, fresh
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.events import (
@@ -64,8 +64,8 @@ class Replayed:
         invocation with a call of its own. An activity is handed its invocation's call
         itself, so two runs resumed from one replay must not share one (and the
         replay's own invocations stay as they were replayed)."""
-        return (tuple(evolve(i, call=fresh(i.call)) for i in self.running),
-                tuple(evolve(i, call=fresh(i.call)) for i in self.undecided))
+        return (tuple(evolve(i, call=i.fresh_call()) for i in self.running),
+                tuple(evolve(i, call=i.fresh_call()) for i in self.undecided))
 
 
 def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,

@@ -9,8 +9,8 @@ from typing import Any
 from attrs import field, frozen
 
 from obelisk.compiler.nodes import CompiledPlan
+from obelisk.core import slots
 from obelisk.core.context import Context
-from obelisk.core.slots import maker
 from obelisk.core.values import Json
 from obelisk.interpreters.events import Event, RunStatus, Status
 
@@ -77,8 +77,25 @@ class RunResult:
 #: The statuses of a call a run left unfinished: the run was cancelled.
 _UNFINISHED = (Status.CANCELLED, Status.PENDING, Status.RUNNING)
 
-#: ``CallOutcome(*fields)``, made through its slots (one per call of every run).
-_new_outcome = maker(CallOutcome)
+_set_call, _set_instance, _set_tool, _set_outcome, _set_reason, _set_error = (
+    slots.slot_setters(CallOutcome))
+
+
+def _new_outcome(*, call: int, instance: str | None, tool: str | None, outcome: Status,
+                 reason: str, error: str | None) -> CallOutcome:
+    # CallOutcome(**fields) through its slots: one per call of every run.
+    made = slots.new(CallOutcome)
+    _set_call(made, call)
+    _set_instance(made, instance)
+    _set_tool(made, tool)
+    _set_outcome(made, outcome)
+    _set_reason(made, reason)
+    _set_error(made, error)
+    return made
+
+
+#: How a run's result makes each call's outcome (see :mod:`obelisk.core.slots`).
+new_outcome = slots.checked(CallOutcome, _new_outcome)
 
 
 def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
@@ -101,10 +118,10 @@ def build_result(plan: CompiledPlan, context: Context, status: Sequence[Status],
     reason_of = dict(reasons)
     error_of = {node_id: message["data"]["error"]["type"]
                 for node_id, message in errors.items()}
-    make = _new_outcome
+    make = new_outcome
     calls = tuple([
-        make(node.index, node.instance, node.tool, status[node.id],
-             reason_of.get(node.id, ""), error_of.get(node.id))
+        make(call=node.index, instance=node.instance, tool=node.tool, outcome=status[node.id],
+             reason=reason_of.get(node.id, ""), error=error_of.get(node.id))
         for node in plan.nodes
     ])
     run_status = RunStatus.CANCELLED if cancelled or any(

@@ -32,7 +32,7 @@ __all__ = ["RunState", "Step", "Took", "end_call", "fail_call", "invalidate_call
 _PENDING, _RUNNING, _EXECUTED = Status.PENDING, Status.RUNNING, Status.EXECUTED
 
 
-@frozen(slots=False)  # its fields in a __dict__: see _new_state
+@frozen(slots=False)  # its fields in a __dict__: see new_state
 class RunState:
     """An immutable snapshot of a run. See the module docstring for its invariants."""
 
@@ -217,9 +217,10 @@ class Step:
         if self.batching:  # (a step that touched one call never batched: no call)
             self.unbatch()
         return new_state(
-            self.plan, self.context, self.status, self.waiting, self.candidates,
-            self.running, self.errors, self.reasons, self.trace, self.open, self.max_nodes,
-            self.alts, self.approvals, self.tracing, self.cache)
+            plan=self.plan, context=self.context, status=self.status, waiting=self.waiting,
+            candidates=self.candidates, running=self.running, errors=self.errors,
+            reasons=self.reasons, trace=self.trace, open=self.open, max_nodes=self.max_nodes,
+            alts=self.alts, approvals=self.approvals, tracing=self.tracing, cache=self.cache)
 
     def record(self, kind: EventKind, node_id: int, detail: str = "") -> None:
         """Add a line to the trace, when the run records one."""
@@ -227,9 +228,27 @@ class Step:
             self.trace = self.trace.append(Event(kind, node_id, detail))
 
 
-#: How every transition makes its new state: ``RunState(*fields)``, its ``__dict__`` built
-#: whole and handed over in one call (see :mod:`obelisk.core.slots`).
-new_state = slots.maker(RunState)
+_set_state = slots.dict_setter(RunState)
+
+
+def _new_state(*, plan: CompiledPlan, context: Context, status: PVector[Status],
+               waiting: PVector[int], candidates: PVector[int], running: int,
+               errors: PMap[int, Any], reasons: PMap[int, str], trace: PVector[Event],
+               open: bool, max_nodes: int, alts: PMap[int, int], approvals: PMap[int, Any],
+               tracing: bool, cache: CallCache) -> RunState:
+    # RunState(**fields): its __dict__ built whole and handed over in one call, where
+    # attrs' __init__ fills it one entry at a time (one state per transition).
+    state = slots.new(RunState)
+    _set_state(state, {
+        "plan": plan, "context": context, "status": status, "waiting": waiting,
+        "candidates": candidates, "running": running, "errors": errors, "reasons": reasons,
+        "trace": trace, "open": open, "max_nodes": max_nodes, "alts": alts,
+        "approvals": approvals, "tracing": tracing, "cache": cache})
+    return state
+
+
+#: How every transition makes its new state (see :mod:`obelisk.core.slots`).
+new_state = slots.checked(RunState, _new_state)
 def fail_call(step: Step, node_id: int, etype: str, message: str, *, data: Any = MISSING,
               status: Status = Status.FAILED, event: EventKind | None = None) -> None:
     """The call ends ``status`` with the error ``etype: message`` (its message kept for

@@ -16,21 +16,21 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
-from obelisk.interpreters.calls import Invocation, fresh, started
+from obelisk.interpreters.calls import Invocation, started
 from obelisk.interpreters.collector import gc_keep
-from obelisk.interpreters.common import Observer, clock_of, prepare, traced
-from obelisk.interpreters.events import Decided, Finished
+from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
+from obelisk.interpreters.events import Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
-from obelisk.interpreters.machine import advance, begin, complete, decide, finish
-from obelisk.interpreters.outcomes import as_verdict
+from obelisk.interpreters.gates import Approver, approval_sync
+from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
 
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
-               approve: Callable[[dict[str, Any]], Any] | None,
-               clock: Callable[[], str], observer: Observer | None = None, *,
+               approve: Approver | None, clock: Callable[[], str],
+               observer: Observer | None = None, *,
                isolate_invalid: bool = False,
                max_value_nodes: int | None = None,
                resume: Replayed | None = None, trace: bool | None = None) -> RunResult:
@@ -45,6 +45,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
     """
     loop = asyncio.new_event_loop()
     tell = observer  # events are made only for an observer: a run without one pays nothing
+    with_calls = tell is not None and reads_calls(tell)  # Started carries a copy of the call
 
     def wait(value: Any) -> Any:
         return loop.run_until_complete(value) if inspect.isawaitable(value) else value
@@ -69,10 +70,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                 state = run_one(state, invocation)
             for invocation in ready:
                 if approve is not None:
-                    verdict = as_verdict(wait(approve(fresh(invocation.call))))
-                    state, next_step = decide(state, invocation, verdict)
-                    if tell is not None:
-                        tell(Decided(invocation.node, verdict))
+                    state, next_step = approval_sync(state, invocation, approve, tell, wait)
                     if next_step is None:
                         continue
                     invocation = next_step
@@ -83,7 +81,7 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
             approved = ()
             if tell is not None:
                 for invocation in ready:
-                    tell(started(tell, invocation))
+                    tell(started(invocation, with_calls))
     finally:
         loop.close()
 

@@ -30,6 +30,7 @@ from obelisk.interpreters.calls import (
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
+    Known,
     Registry,
     RunActivity,
     ToolChoices,
@@ -872,7 +873,7 @@ def test_a_call_template_is_its_definition_keys_in_order(params: dict[str, Any])
 
 
 def test_a_state_made_by_its_maker_is_the_state_attrs_makes() -> None:
-    # Every transition makes its state with _new_state: RunState's __dict__ built whole
+    # Every transition makes its state with new_state: RunState's __dict__ built whole
     # (checked at import), the very state attrs' __init__ makes, still frozen.
     import attrs
 
@@ -884,7 +885,8 @@ def test_a_state_made_by_its_maker_is_the_state_attrs_makes() -> None:
     state, _ = advance(begin(plan, trace=True))
     names = [a.name for a in attrs.fields(machine.RunState)]
     args = [getattr(state, name) for name in names]
-    made, reference = machine.new_state(*args), machine.RunState(*args)
+    made = machine.new_state(**dict(zip(names, args, strict=True)))
+    reference = machine.RunState(*args)
     assert made == reference == state and repr(made) == repr(reference)
     assert all(getattr(made, name) is getattr(reference, name) for name in names)
     assert vars(made) == vars(reference)
@@ -948,12 +950,12 @@ def test_tool_choices_remember_an_activity_by_tool_and_only_for_plain_calls() ->
             expected = choose_executor(plan, invocation, registry)
             chosen = choices.choose(invocation)
             if isinstance(expected, RunActivity):
-                assert chosen == (expected.function, inspect.iscoroutinefunction(
+                assert chosen == Known(expected.function, inspect.iscoroutinefunction(
                     expected.function))
             else:
                 assert chosen == expected
     assert set(choices.known) == {"a", "b", "c", "d"}
-    assert choices.known["a"][1] == (a, True) and choices.known["b"][1] == (b, False)
+    assert choices.known["a"][1] == Known(a, True) and choices.known["b"][1] == Known(b, False)
     # A dry run's mocks count their turns: nothing is remembered.
     mocked = ToolChoices(plan, Registry(mocks={"a": {"return": 1}}))
     for invocation in ready:
