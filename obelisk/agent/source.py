@@ -1,9 +1,11 @@
-"""Where the agent loop takes a tick's solution from and how it runs a tick's plan, when
-the run is recorded: the :class:`TickSource` hook (``obelisk.journal`` implements it).
+"""Where the agent loop takes a tick's solution from and how it runs a tick's plan: the
+:class:`TickSource` hook (``obelisk.journal`` implements it for a recorded run, and
+:class:`NoJournal`, a Null Object, for a run that is not recorded).
 
 The loop stays the loop: a source only answers "was this tick's solution recorded?",
 records a new one, and runs a tick's plan (recording it, or replaying it through the
-machine when it was recorded). The agent layer never imports the journal.
+machine when it was recorded). The loop asks every run's source the same questions, so it
+holds no "is this run recorded?" branch. The agent layer never imports the journal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Protocol
 from obelisk.agent.hooks import PlanVerdict
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
+from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
@@ -122,3 +125,110 @@ class AgentJournal(Protocol):
     def agent_source(self, run_id: str | None, context: Context, tools: tuple[Any, ...],
                      options: Mapping[str, Any]) -> TickSource:
         """The run ``run_id`` (None: a new one) recorded in this journal."""
+
+
+# -- a run that is not recorded -------------------------------------------------------------
+
+
+class NoJournal:
+    """The :class:`TickSource` of a run that is not recorded: nothing was recorded before
+    (every tick asks the LLM and the hooks), recording does nothing, and a tick's plan
+    runs through the asyncio interpreter as it is."""
+
+    def recorded_reply(self, tick: int) -> Reply | None:
+        """Nothing was recorded: the LLM is asked."""
+        return None
+
+    def record_solution(self, tick: int, solution: Any, usage: Usage = NO_USAGE) -> None:
+        """Nothing is recorded."""
+
+    def settle(self) -> None:
+        """Nothing to commit."""
+
+    async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
+                       invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
+                       clock: Callable[[], str], *, max_concurrency: int | None,
+                       timeout: float | None) -> RunResult:
+        """The plan run through the asyncio interpreter, keeping going past invalid calls."""
+        return await drive_async(plan, context, invoke, approve, clock,
+                                 max_concurrency=max_concurrency, timeout=timeout,
+                                 isolate_invalid=True)
+
+    def end(self, status: str, errors: int) -> None:
+        """Nothing is recorded."""
+
+    def recorded_usage(self, tick: int) -> Usage:
+        """No work was replayed: none was paid before."""
+        return NO_USAGE
+
+    def record_usage(self, tick: int, usage: Usage) -> None:
+        """Nothing is recorded."""
+
+    def recorded_review(self, tick: int) -> PlanVerdict | None:
+        """Nothing was recorded: ``on_plan`` is asked."""
+        return None
+
+    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
+        """Nothing is recorded."""
+
+    def recorded_calls(self, tick: int) -> list[Any] | None:
+        """Nothing was recorded."""
+        return None
+
+    def record_admitted(self, tick: int, call: Any) -> None:
+        """Nothing is recorded."""
+
+    def invoked(self, tick: int) -> tuple[int, ...]:
+        """No node was invoked before."""
+        return ()
+
+    def stream_tick(self, tick: int) -> StreamJournal:
+        """A streamed tick that is not recorded either."""
+        return NoStreamJournal()
+
+    def delegate(self, tick: int, key: str, to: str) -> AgentJournal:
+        """A delegate's run that is not recorded either."""
+        return NO_JOURNAL
+
+
+class NoStreamJournal:
+    """The :class:`StreamJournal` of a streamed tick that is not recorded: no steps to
+    replay, and recording does nothing."""
+
+    def __init__(self) -> None:
+        self.steps: list[StreamStep] = []
+
+    def follow(self, plan: CompiledPlan) -> None:
+        """Nothing is recorded."""
+
+    def admitted(self, call: Any, plan: CompiledPlan) -> None:
+        """Nothing is recorded."""
+
+    def started(self, node: int) -> None:
+        """Nothing is recorded."""
+
+    def decided(self, event: RunEvent) -> None:
+        """Nothing is recorded."""
+
+    def invoke(self, invocation: Invocation) -> Outcome | None:
+        """The call runs: it was never interrupted."""
+        return None
+
+    def finished(self, event: RunEvent) -> None:
+        """Nothing is recorded."""
+
+    def closed(self, solution: Any, usage: Usage) -> None:
+        """Nothing is recorded."""
+
+
+class _NoAgentJournal:
+    """The :class:`AgentJournal` that records nothing: its runs' sources are NoJournals."""
+
+    def agent_source(self, run_id: str | None, context: Context, tools: tuple[Any, ...],
+                     options: Mapping[str, Any]) -> TickSource:
+        """A source that records nothing."""
+        return NoJournal()
+
+
+#: The journal of runs that are not recorded (``run_agent`` without ``journal=``).
+NO_JOURNAL: AgentJournal = _NoAgentJournal()

@@ -22,24 +22,25 @@ arrive and runs what it hands back, as the asyncio interpreter does.
 from __future__ import annotations
 
 import asyncio
-import inspect
+import enum
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from attrs import evolve, frozen
 
-from obelisk.agent.source import StreamJournal, StreamStep
+from obelisk.agent.source import NoStreamJournal, StreamJournal, StreamStep
 from obelisk.compiler.codes import DiagnosticCode
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import outcome_of_exception
 from obelisk.interpreters.admission import admit, close
-from obelisk.interpreters.calls import Invocation, fresh
-from obelisk.interpreters.events import Admitted, Closed, Decided, Finished, RunEvent, RunStatus
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.events import Admitted, Closed, Finished, RunEvent, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
-from obelisk.interpreters.machine import advance, begin, complete, decide, finish
-from obelisk.interpreters.outcomes import Outcome, Raised, as_verdict
+from obelisk.interpreters.gates import Approver, approval, within
+from obelisk.interpreters.machine import advance, begin, complete, finish
+from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
@@ -85,7 +86,7 @@ Problems = Callable[[Any], list[dict[str, str]]]
 async def run_streamed(
     items: AsyncIterator[StreamItem], context: Context, compile_part: CompilePart,
     problems: Problems, registry: Registry, clock: Callable[[], str], *,
-    approve: Callable[[dict[str, Any]], Any] | None = None,
+    approve: Approver | None = None,
     on_plan: Callable[[CompiledPlan], None] | None = None,
     on_start: Callable[[int, int, bool], None] | None = None,
     timeout: float | None = None,
@@ -106,15 +107,14 @@ async def run_streamed(
     output (or the recorded output when its stream had ended).
     """
     initial = compile_part([], True)
-    run = _Streamed(begin(initial, context, isolate_invalid=True, open=True))
-    run.timeout = timeout
-    run.journal = journal
-    if journal is not None and journal.steps:
-        replayed = _replay(run, initial, context, journal.steps, compile_part, problems,
+    run = _Streamed(begin(initial, context, isolate_invalid=True, open=True), timeout,
+                    NoStreamJournal() if journal is None else journal)
+    if run.journal.steps:
+        replayed = _replay(run, initial, context, run.journal.steps, compile_part, problems,
                            on_plan, approvals=approve is not None)
         if run.open:
-            run.queue.put_nowait(("output", StreamedOutput(None)))
-            run.queue.put_nowait(("closed", None))
+            run.queue.put_nowait((Arrival.OUTPUT, StreamedOutput(None)))
+            run.queue.put_nowait((Arrival.CLOSED, None))
         reader: asyncio.Task[None] | None = None
         await _pick_up(run, replayed, registry, approve)
     else:
@@ -136,12 +136,22 @@ async def run_streamed(
                        tuple(run.problems), tuple(run.arrived), dict(run.started))
 
 
+class Arrival(enum.Enum):
+    """What the loop of a streamed tick is told, in the order it happens."""
+
+    CALL = "call"  #: a call arrived (with when, for the figures)
+    OUTPUT = "output"  #: the output arrived (with the usage)
+    FAILED = "failed"  #: the adapter failed (the loop re-raises its exception)
+    CLOSED = "closed"  #: the stream ended
+    DONE = "done"  #: a call finished (its node and outcome)
+
+
 class _Streamed:
     """The bookkeeping of one streamed tick (only its own loop and tasks touch it)."""
 
-    def __init__(self, state: RunState) -> None:
+    def __init__(self, state: RunState, timeout: float | None, journal: StreamJournal) -> None:
         self.state = state
-        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[Arrival, Any]] = asyncio.Queue()
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.calls: list[Any] = []
         self.output: Any = None
@@ -151,26 +161,26 @@ class _Streamed:
         self.arrived: list[float] = []
         self.started: dict[int, float] = {}
         self.open = True
-        self.timeout: float | None = None
-        self.journal: StreamJournal | None = None
+        self.timeout = timeout
+        self.journal = journal
 
 
-async def _read(items: AsyncIterator[StreamItem], queue: asyncio.Queue[tuple[str, Any]]) -> None:
+async def _read(items: AsyncIterator[StreamItem],
+                queue: asyncio.Queue[tuple[Arrival, Any]]) -> None:
     try:
         async for item in items:
             if isinstance(item, StreamedCall):  # stamped as it arrives, for the figures
-                queue.put_nowait(("call", (item.call, time.monotonic())))
+                queue.put_nowait((Arrival.CALL, (item.call, time.monotonic())))
             elif isinstance(item, StreamedOutput):
-                queue.put_nowait(("output", item))
+                queue.put_nowait((Arrival.OUTPUT, item))
     except Exception as exc:  # the adapter failed: the loop re-raises it
-        queue.put_nowait(("failed", exc))
+        queue.put_nowait((Arrival.FAILED, exc))
     finally:
-        queue.put_nowait(("closed", None))
+        queue.put_nowait((Arrival.CLOSED, None))
 
 
 async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
-                registry: Registry, clock: Callable[[], str],
-                approve: Callable[[dict[str, Any]], Any] | None,
+                registry: Registry, clock: Callable[[], str], approve: Approver | None,
                 on_plan: Callable[[CompiledPlan], None] | None,
                 on_start: Callable[[int, int, bool], None] | None) -> None:
     while True:
@@ -179,30 +189,29 @@ async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
         if not run.open and not run.tasks:
             return
         what, value = await run.queue.get()
-        if what == "call":
-            call, arrived = value
-            run.arrived.append(arrived)
-            _admit(run, call, compile_part, problems, on_plan)
-        elif what == "output":
-            run.output, run.usage = value.output, value.usage
-        elif what == "failed":
-            raise value
-        elif what == "closed":
-            _close(run, problems)
-        else:  # a call finished
-            node, outcome = value
-            run.tasks.pop(node, None)
-            date = clock()
-            if run.journal is not None:
-                run.journal.finished(Finished(node, outcome, date))
-            run.state = complete(run.state, node, outcome, date)
+        match what:
+            case Arrival.CALL:
+                call, arrived = value
+                run.arrived.append(arrived)
+                _admit(run, call, compile_part, problems, on_plan)
+            case Arrival.OUTPUT:
+                run.output, run.usage = value.output, value.usage
+            case Arrival.FAILED:
+                raise value
+            case Arrival.CLOSED:
+                _close(run, problems)
+            case Arrival.DONE:
+                node, outcome = value
+                run.tasks.pop(node, None)
+                finished = Finished(node, outcome, clock())
+                run.journal.finished(finished)
+                run.state = complete(run.state, node, outcome, finished.date)
 
 
 def _admit(run: _Streamed, call: Any, compile_part: CompilePart, problems: Problems,
            on_plan: Callable[[CompiledPlan], None] | None) -> None:
     plan = _admitted(run, call, compile_part, problems)
-    if run.journal is not None:
-        run.journal.admitted(call, plan)
+    run.journal.admitted(call, plan)
     run.state = admit(run.state, plan)
     if on_plan is not None:
         on_plan(plan)
@@ -228,8 +237,7 @@ def _admitted(run: _Streamed, call: Any, compile_part: CompilePart,
 
 def _close(run: _Streamed, problems: Problems) -> None:
     run.open = False
-    if run.journal is not None:
-        run.journal.closed({"calls": list(run.calls), "output": run.output}, run.usage)
+    run.journal.closed({"calls": list(run.calls), "output": run.output}, run.usage)
     run.problems = problems({"calls": run.calls, "output": run.output})
     if run.problems:
         return  # nothing more starts; what runs finishes
@@ -264,13 +272,12 @@ def _replay(run: _Streamed, initial: CompiledPlan, context: Context, steps: list
             events.append(value)
     replayed = replay_more(replayed, events, approvals=approvals)
     run.state = replayed.state
-    if run.journal is not None:
-        run.journal.follow(run.state.plan)
+    run.journal.follow(run.state.plan)
     return replayed
 
 
 async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
-                   approve: Callable[[dict[str, Any]], Any] | None) -> None:
+                   approve: Approver | None) -> None:
     """Go on from a replay: calls that were running run again (the journal gives them
     their idempotency keys, or an at-most-once one its Interrupted outcome); calls that
     waited for the approval hook are asked again."""
@@ -283,34 +290,26 @@ async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
         await _decide_and_start(run, registry, approve, invocation, None)
 
 
-async def _start_ready(run: _Streamed, registry: Registry,
-                       approve: Callable[[dict[str, Any]], Any] | None,
+async def _start_ready(run: _Streamed, registry: Registry, approve: Approver | None,
                        on_start: Callable[[int, int, bool], None] | None) -> None:
     while True:  # a denial may release other calls: advance until nothing more is ready
         run.state, ready = advance(run.state)
         if not ready:
             return
-        if run.journal is not None:
-            run.journal.started(ready[0].node)
+        run.journal.started(ready[0].node)
         for invocation in ready:
             await _decide_and_start(run, registry, approve, invocation, on_start)
 
 
-async def _decide_and_start(run: _Streamed, registry: Registry,
-                            approve: Callable[[dict[str, Any]], Any] | None,
+async def _decide_and_start(run: _Streamed, registry: Registry, approve: Approver | None,
                             invocation: Invocation,
                             on_start: Callable[[int, int, bool], None] | None) -> None:
-    if approve is not None:
-        answer = approve(fresh(invocation.call))  # a copy of its own, as run_async's hook
-        if inspect.isawaitable(answer):
-            answer = await answer
-        verdict = as_verdict(answer)
-        if run.journal is not None:
-            run.journal.decided(Decided(invocation.node, verdict))
-        run.state, next_step = decide(run.state, invocation, verdict)
-        if next_step is None:
+    if approve is not None:  # the approval step of every loop; the journal records it
+        run.state, approved = await approval(run.state, invocation, approve,
+                                             run.journal.decided)
+        if approved is None:
             return
-        invocation = next_step
+        invocation = approved
     call = run.state.plan.nodes[invocation.node].index
     run.started[call] = time.monotonic()
     if on_start is not None:
@@ -319,18 +318,16 @@ async def _decide_and_start(run: _Streamed, registry: Registry,
 
 
 async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> None:
+    outcome: Outcome
     try:
-        stopped = None if run.journal is None else run.journal.invoke(invocation)
+        stopped = run.journal.invoke(invocation)
         if stopped is not None:
-            run.queue.put_nowait(("done", (invocation.node, stopped)))
-            return
-        execution = choose_executor(run.state.plan, invocation, registry)
-        outcome: Outcome = await asyncio.wait_for(execute_async(execution, invocation),
-                                                  run.timeout)
-    except asyncio.TimeoutError:
-        outcome = Raised("Timeout", f"no result within {run.timeout:g} s")
+            outcome = stopped
+        else:
+            execution = choose_executor(run.state.plan, invocation, registry)
+            outcome = await within(execute_async(execution, invocation), run.timeout)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # pragma: no cover - execute_async turns failures into outcomes
+    except Exception as exc:  # recording it failed, say (an activity's failure is an outcome)
         outcome = outcome_of_exception(exc)
-    run.queue.put_nowait(("done", (invocation.node, outcome)))
+    run.queue.put_nowait((Arrival.DONE, (invocation.node, outcome)))

@@ -1,0 +1,206 @@
+"""One tick of the agent loop: the request, the solution (asked for whole, or streamed),
+its check, its calls run, its output resolved and checked, and what the tick appends to
+the context (its errors, then its plan message)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, TypeAlias
+
+from attrs import evolve, frozen
+from pyrsistent import pvector
+
+from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.hooks import AgentError, Asked, CallStarted, Ran
+from obelisk.agent.latent import LLMLatent
+from obelisk.agent.options import Options
+from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_of, run_calls
+from obelisk.agent.request import Transcript, build_request, merge_tools
+from obelisk.agent.result import AgentStatus, Tick
+from obelisk.agent.schema import Mode
+from obelisk.agent.stream import StreamedRun, run_streamed
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.compiler.plan import compile_plan
+from obelisk.core.context import Context
+from obelisk.core.values import thaw
+from obelisk.interpreters.events import RunStatus
+from obelisk.llm.base import LLMError, StreamItem, Usage
+from obelisk.llm.request import Request
+
+__all__ = ["End", "TickState", "tick"]
+
+
+@frozen
+class TickState:
+    """The loop's state between ticks: the context, its transcript, the validators."""
+
+    context: Context
+    transcript: Transcript
+    validators: Validators
+
+
+#: How a tick ended the run: status, output, reason (None: the loop goes on).
+End: TypeAlias = "tuple[AgentStatus, Any, str] | None"
+
+
+async def tick(state: TickState, number: int, mode: Mode,
+               options: Options) -> tuple[TickState, Tick, End]:
+    """One tick; returns the new loop state, the tick, and how the run ends (if it does)."""
+    context = state.context
+    state = evolve(state, transcript=state.transcript.advance(context))
+    request = build_request(context, tools=options.tools, output_schema=options.output_schema,
+                            mode=mode, activity_names=options.activities.keys(),
+                            transcript=state.transcript)
+    if options.observer is not None:
+        options.observer(Asked(number, len(request.render())))
+    if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
+        return await _streamed_tick(state, number, request, options)
+    reply = options.ticks.recorded_reply(number)
+    if reply is None:
+        try:
+            reply = await options.llm.solve(request)
+        except LLMError as exc:
+            return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+        options.ticks.record_solution(number, reply.value, reply.usage)
+    solution = reply.value
+    problems = state.validators.solution_errors(request.schema_text, solution)
+    if problems:
+        return _ended(state, number, solution, reply.usage, [_invalid(problems)])
+    calls, output = solution["calls"], solution["output"]
+    if not calls and output is None:
+        return _ended(state, number, solution, reply.usage, [_no_progress()])
+    ran = PlanRun(context, reply.usage)
+    if calls:
+        ran = await run_calls(calls, context, state.transcript, number, solution, mode, ran,
+                              options)
+        if ran.rejected is not None:
+            return _ended(state, number, solution, ran.usage, [ran.rejected])
+        if ran.cancelled:
+            return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
+                          ran, end=_cancelled(number))
+    return _conclude(state, number, solution, output, ran, [])
+
+
+def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
+    """The ``InvalidSolution`` error of a solution with these schema problems."""
+    text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems)
+    return error_message("InvalidSolution", "the solution does not match the solution "
+                         "schema: " + text, {"errors": list(problems)})
+
+
+def _no_progress() -> dict[str, Any]:
+    """The error of a solution that neither plans calls nor gives the output."""
+    return error_message("NoProgress", "the solution has no calls and a null output: "
+                         "plan calls, or give the output")
+
+
+def _cancelled(number: int) -> End:
+    return AgentStatus.CANCELLED, None, f"cancelled during tick {number}"
+
+
+def _conclude(state: TickState, number: int, solution: Any, output: Any, ran: PlanRun,
+              errors: list[dict[str, Any]]) -> tuple[TickState, Tick, End]:
+    """The end of a tick whose calls ran: resolve and check the output, then record."""
+    end: End = None
+    if output is not None:
+        value, missing = resolve_output(output, ran.context)
+        problems_text = "" if missing else state.validators.output_problems(value)
+        if missing:
+            errors.append(error_message("OutputMissing", "; ".join(missing)))
+        elif problems_text:
+            errors.append(error_message("OutputSchema", "the output does not match the output "
+                                        "schema: " + problems_text))
+        else:
+            end = (AgentStatus.COMPLETED, value, f"output given at tick {number}")
+    return _ended(evolve(state, context=ran.context), number, solution, ran.usage, errors, ran,
+                  end=end)
+
+
+def _ended(state: TickState, number: int, solution: Any, usage: Usage,
+           errors: list[dict[str, Any]], ran: PlanRun | None = None, *,
+           end: End = None) -> tuple[TickState, Tick, End]:
+    """Append the tick's errors without a call, then its plan message; make the Tick."""
+    context = state.context
+    for error in errors:
+        context = context.append(error)
+    if ran is not None and ran.plan_message is not None:
+        context = context.append(ran.plan_message)
+    made = Tick(number, solution, pvector(ran.outcomes if ran is not None else ()),
+                pvector(e["data"]["error"]["type"] for e in errors), usage,
+                ran.edited if ran is not None else False)
+    return evolve(state, context=context), made, end
+
+
+# -- a streamed tick ------------------------------------------------------------------------
+
+
+async def _streamed_tick(state: TickState, number: int, request: Request,
+                         options: Options) -> tuple[TickState, Tick, End]:
+    """A tick whose solution is streamed: each call starts as soon as it is admitted and
+    ready (:mod:`obelisk.agent.stream`), then the tick ends as a whole one does."""
+    context, transcript = state.context, state.transcript
+    registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
+
+    def compile_part(calls: list[Any], is_open: bool) -> CompiledPlan:
+        return compile_plan(calls, tools=registry, context=context,
+                            instances=options.instances, open=is_open)
+
+    def on_start(call: int, seen: int, is_open: bool) -> None:
+        if options.observer is not None:
+            options.observer(CallStarted(number, call, seen, is_open))
+
+    latent = LLMLatent(options.llm, compile_part([], True), context, transcript,
+                       on_usage=paid(options, number))
+    delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
+    journal = options.ticks.stream_tick(number)
+    try:
+        # A recorded tick's stream is not asked again (it is replayed from the journal).
+        items = _no_items() if journal.steps else options.llm.stream(request)
+        streamed = await run_streamed(
+            items, context, compile_part,
+            lambda solution: state.validators.solution_errors(request.schema_text, solution),
+            registry_of(options, latent, delegates), options.clock,
+            approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
+            on_start=on_start, timeout=options.timeout, journal=journal)
+    except LLMError as exc:
+        return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+    except NotImplementedError:
+        raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
+                         "stream=True (--stream)") from None
+    return _streamed_end(state, number, streamed, streamed.usage + latent.usage
+                         + delegates.usage, options)
+
+
+def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: Usage,
+                  options: Options) -> tuple[TickState, Tick, End]:
+    """A streamed tick's end: its late writers, a missing output, an invalid whole
+    solution, then the output as a whole tick's."""
+    solution = {"calls": list(streamed.calls), "output": streamed.output}
+    result = streamed.result
+    if options.observer is not None:
+        options.observer(Ran(number, solution, result))
+    done = outcomes(result)
+    plan_message = {"type": "plan", "plan": list(streamed.calls), "mode": Mode.EAGER.value,
+                    "outcomes": [o.to_json() for o in done]}
+    nodes = [node.index for node in result.plan.nodes]  # each node's call, by node id
+    errors = [error_message("late-writer", f"call {nodes[w]} arrived after call {nodes[r]} had "
+                            f"started, and writes what call {nodes[r]} read: put writers "
+                            "before their readers", {"writer": nodes[w], "reader": nodes[r]})
+              for w, r in streamed.late]
+    if not streamed.calls and streamed.output is None and not streamed.problems:
+        errors.append(_no_progress())
+    ran = PlanRun(result.context, usage, plan_message if streamed.calls else None,
+                  tuple(done), cancelled=result.status is RunStatus.CANCELLED)
+    if streamed.problems:
+        errors.append(_invalid(list(streamed.problems)))
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran)
+    if ran.cancelled:
+        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
+                      end=_cancelled(number))
+    return _conclude(state, number, solution, streamed.output, ran, errors)
+
+
+async def _no_items() -> AsyncIterator[StreamItem]:
+    """An empty stream (a replayed tick reads none)."""
+    return
+    yield  # pragma: no cover - makes this an async generator
