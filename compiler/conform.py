@@ -19,7 +19,8 @@ from obelisk.compiler.validation import (
     literal,
     parameter,
 )
-from obelisk.core.values import SCALAR_TYPES, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import SCALAR_TYPES
 
 if TYPE_CHECKING:
     from obelisk.compiler.shape import Split, ToolShape

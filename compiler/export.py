@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 
 if TYPE_CHECKING:
     from obelisk.compiler.nodes import CompiledPlan, Edge

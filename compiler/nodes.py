@@ -18,7 +18,8 @@ from obelisk.core.ast import Expr, OutputExpr, Reference
 from obelisk.core.context import Context
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
-from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, sorted_items
+from obelisk.core.plain import sorted_items
+from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen
 
 __all__ = ["CompiledPlan", "Edge", "Node", "Param", "Read"]
 

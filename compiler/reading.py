@@ -27,14 +27,8 @@ from obelisk.core.errors import ExpressionSyntaxError
 from obelisk.core.messages import KIND_NAME, NON_DATA_KINDS
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
-from obelisk.core.values import (
-    NON_STRING_SCALAR_TYPES,
-    Frozen,
-    freeze,
-    json_type,
-    pointer_of,
-    thaw,
-)
+from obelisk.core.plain import thaw
+from obelisk.core.values import NON_STRING_SCALAR_TYPES, Frozen, freeze, json_type, pointer_of
 
 #: Makes a diagnostic about the call being read: ``report(code, message, pointer=...)``.
 _Report = Callable[..., Diagnostic]

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from obelisk.core.methods import Method, apply_write
     from obelisk.core.paths import Path, get_in, overlaps
     from obelisk.core.pathtext import render_reference
+    from obelisk.core.plain import thaw
     from obelisk.core.resolve import evaluate, fold_value, lookup_in
-    from obelisk.core.values import MISSING, Json, Missing, freeze, present, thaw
+    from obelisk.core.values import MISSING, Json, Missing, freeze, present
 
 # Imported on first use: a module that needs one of these (the command line's error
 # types) does not load the whole core with it.
@@ -36,7 +37,8 @@ _EXPORTS = LazyExports(globals(), {
     "obelisk.core.paths": ("Path", "get_in", "overlaps"),
     "obelisk.core.pathtext": ("render_reference",),
     "obelisk.core.resolve": ("evaluate", "fold_value", "lookup_in"),
-    "obelisk.core.values": ("MISSING", "Json", "Missing", "freeze", "present", "thaw"),
+    "obelisk.core.plain": ("thaw",),
+    "obelisk.core.values": ("MISSING", "Json", "Missing", "freeze", "present"),
 })
 __getattr__, __dir__ = _EXPORTS.getattr, _EXPORTS.dir
 

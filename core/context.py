@@ -13,18 +13,18 @@ cache of a pure function of the messages, so contexts stay values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pyrsistent import PMap, PSet, PVector, pmap, pset, pvector
 
-from obelisk.core import pmaps
 from obelisk.core.errors import MessageError, NotJSONError, WriteError
 from obelisk.core.messages import Write, normalise
-from obelisk.core.methods import Method, apply_write, set_in_objects, set_in_open
+from obelisk.core.methods import Method, apply_write, set_in_objects
 from obelisk.core.paths import Path, get_in
+from obelisk.core.plain import thaw
 from obelisk.core.pmaps import get as _get
-from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze, thaw
+from obelisk.core.values import MISSING, Frozen, Json, Missing, freeze
 
 #: A view: the folded value of a layer, or the error that broke the fold.
 View = tuple["Frozen | Missing", "WriteError | None"]
@@ -46,9 +46,9 @@ def _apply(view: View, write: Write, index: int) -> View:
         )
 
 
-def _describes(message: Any) -> bool:
-    # Whether a frozen message belongs in Context.described (a superset of what the
-    # compiler's readers of it keep: they apply their own rules to these).
+def describes(message: Any) -> bool:
+    """Whether a frozen message belongs in :meth:`Context.described` (a superset of what
+    the compiler's readers of it keep: they apply their own rules to these)."""
     if type(message) is not PMap:
         return False
     if _get(message, "schema", MISSING) is not MISSING:
@@ -57,9 +57,9 @@ def _describes(message: Any) -> bool:
     return bool(kind == "input" or (kind == "data" and _get(message, "kind", MISSING) == "input"))
 
 
-def _output_describes(kind: str) -> bool:
-    # _describes of an output message the engine made for a write of ``kind``: data
-    # with no schema field.
+def output_describes(kind: str) -> bool:
+    """:func:`describes` of an output message the engine made for a write of ``kind``:
+    data with no schema field."""
     return kind == "input"
 
 
@@ -128,7 +128,7 @@ class Context:
         index = len(self._messages)
         new = self._copy()
         new._messages = self._messages.append(frozen_message)
-        if _describes(frozen_message):
+        if describes(frozen_message):
             new._described = self._described.append(index)
         if write is not None:
             new._record(self, write, index)
@@ -254,7 +254,7 @@ class Context:
         new = self._copy()
         frozen_message = message if isinstance(message, PMap) else freeze(message)
         new._messages = self._messages.append(frozen_message)
-        if _output_describes(write.kind) if output else _describes(frozen_message):
+        if output_describes(write.kind) if output else describes(frozen_message):
             new._described = self._described.append(index)
         new._record(self, write, index, after)
         return new, None
@@ -278,7 +278,7 @@ class Context:
                         index = len(self._messages)
                         new = self._copy()
                         new._messages = self._messages.append(message)
-                        if _output_describes(kind):
+                        if output_describes(kind):
                             new._described = self._described.append(index)
                         new._globals = {**self._globals, kind: ((root, None), version + 1)}
                         return new, None
@@ -308,6 +308,23 @@ class Context:
         if view[1] is not None:
             return view[1]
         return _apply(view, write, len(self._messages))[1]
+
+    def extended(self, messages: list[Any], described: list[int],
+                 folded: Mapping[str, tuple[Frozen, int]]) -> Context:
+        """This context with the engine's output ``messages`` appended (``described``: the
+        positions, in the new context, of those that can describe data) and, for each kind
+        in ``folded``, the global view its sets made and how many they were: what appending
+        them one by one with :meth:`append_write` makes, when each was a ``set`` through
+        objects of a sound global view (see :class:`~obelisk.core.appender.Appender`)."""
+        new = self._copy()
+        new._messages = self._messages.extend(messages)
+        if described:
+            new._described = self._described.extend(described)
+        views = dict(self._globals)
+        for kind, (root, count) in folded.items():
+            views[kind] = ((root, None), views[kind][1] + count)
+        new._globals = views
+        return new
 
     @property
     def instances(self) -> tuple[str, ...]:
@@ -350,101 +367,3 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(<{len(self._messages)} messages>)"
-
-
-class Appender:
-    """Many writes of the engine appended to a context, made into one new context at the end.
-
-    :meth:`context` gives the context that appending each message in turn with
-    :meth:`Context.append_write` would have made: the same messages, views (equal, and
-    laid out alike), versions and errors. Only the contexts in between are never built:
-    a ``set`` through objects of a global view goes into an opened map of that view
-    (:class:`~obelisk.core.pmaps.OpenMap`), so settling many calls at once folds each of
-    their writes into a few open maps
-    instead of making a new map at every level for every write. Any other write (another
-    method, an instance, a path through an array or a missing object, a broken view)
-    first makes the context so far, then takes :meth:`Context.append_write`'s route.
-
-    Mutable, and meant to be: one transition of the run's state machine owns it and
-    drops it when it makes the new state. The contexts it returns are ordinary contexts.
-    """
-
-    __slots__ = ("_base", "_messages", "_described", "_open", "_counts", "_fast")
-
-    def __init__(self, context: Context) -> None:
-        self._base = context
-        self._fast = pmaps.FAST  # opened maps read the buckets: else one by one
-        self._reset()
-
-    def _reset(self) -> None:
-        self._messages: list[Any] = []  # appended after the base's, in order
-        self._described: list[int] = []  # their positions in the context, when they describe
-        self._open: dict[str, pmaps.OpenMap] = {}  # the global views opened, by kind
-        self._counts: dict[str, int] = {}  # the writes each has taken
-
-    def append_write(self, message: Any, write: Write, *,
-                     output: bool = False) -> WriteError | None:
-        """:meth:`Context.append_write` on the context so far: None, or the
-        :class:`WriteError` the write would cause (and nothing is appended)."""
-        if self._fast and write.instance is None and write.method is _SET \
-                and self._opened(message, write.kind, write.path, write.value, output):
-            return None
-        context, error = self.context().append_write(message, write, output=output)
-        self._base = context
-        return error
-
-    def append_output(self, message: PMap[str, Any], kind: str, instance: str | None,
-                      path: Path, method: Method, value: Frozen) -> WriteError | None:
-        """:meth:`append_write` of the engine's output ``message`` and its write, given by
-        its fields (the :class:`Write` is made only for the general route)."""
-        if self._fast and instance is None and method is _SET \
-                and self._opened(message, kind, path, value, True):
-            return None
-        return self.append_write(message, Write(kind, instance, path, method, value),
-                                 output=True)
-
-    def _opened(self, message: Any, kind: str, path: Path, value: Frozen, output: bool) -> bool:
-        # A global set through objects, into the open view of its kind: True when taken.
-        root = self._open.get(kind)
-        if root is None:
-            view, error = self._base._globals.get(kind, _NONE)[0]
-            if error is not None or type(view) is not PMap:
-                return False
-            root = self._open[kind] = pmaps.OpenMap(view)
-        if not set_in_open(root, path, value):
-            return False
-        frozen_message = message if isinstance(message, PMap) else freeze(message)
-        if _output_describes(kind) if output else _describes(frozen_message):
-            self._described.append(len(self._base._messages) + len(self._messages))
-        self._messages.append(frozen_message)
-        self._counts[kind] = self._counts.get(kind, 0) + 1
-        return True
-
-    def append_writes(self, pairs: list[tuple[Any, Write]], *,
-                      output: bool = False) -> WriteError | None:
-        """Every ``(message, write)`` of ``pairs`` appended in order, or none of them: the
-        first :class:`WriteError` is returned and the context so far is left as it was."""
-        if len(pairs) == 1:
-            return self.append_write(*pairs[0], output=output)
-        self._base, error = self.context().append_writes(pairs, output=output)
-        return error
-
-    def context(self) -> Context:
-        """The context with every write so far (appending may go on after)."""
-        base = self._base
-        if not self._messages:
-            self._open.clear()  # a view opened for a write that took the general route
-            return base
-        new = base._copy()
-        new._messages = base._messages.extend(self._messages)
-        if self._described:
-            new._described = base._described.extend(self._described)
-        views = dict(base._globals)
-        for kind, root in self._open.items():
-            count = self._counts.get(kind, 0)
-            if count:  # opened, then left to the general route: unchanged
-                views[kind] = ((root.close(), None), views[kind][1] + count)
-        new._globals = views
-        self._base = new
-        self._reset()
-        return new

@@ -118,12 +118,30 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
         if fast is not None:
             return fast
     combine = METHODS[method]
-    # Descend, remembering each container and the concrete key used in it.
+    spine, node = _descend(root, path)
+    node = combine(node, value)
+    for container, key in reversed(spine):
+        if isinstance(container, PVector):
+            assert isinstance(key, int)
+            node = container.set(key, node)
+        elif isinstance(container, PMap):
+            assert isinstance(key, str)  # an object's key (an index became its decimal text)
+            node = container.set(key, node)
+        else:  # MISSING: create the object on the way
+            assert isinstance(key, str)  # an index below MISSING raised above
+            node = pmap({key: node})
+    return node
+
+
+def _descend(root: Frozen | Missing,
+             path: Path) -> tuple[list[tuple[Frozen | Missing, str | int]], Frozen | Missing]:
+    # Descend once along ``path``, remembering each container and the concrete key used in
+    # it; the value found at the end (MISSING below a missing object). The location is
+    # rendered only for an error: rendering it at every step made a write quadratic in
+    # the path's length.
     spine: list[tuple[Frozen | Missing, str | int]] = []
     node: Frozen | Missing = root
     for depth, segment in enumerate(path):
-        # The location is rendered only for an error: rendering it at every step made a
-        # write quadratic in the path's length.
         if isinstance(node, PMap):
             name = segment if isinstance(segment, str) else _decimal_key(segment, path, depth)
             spine.append((node, name))
@@ -155,18 +173,7 @@ def apply_write(root: Frozen | Missing, path: Path, method: Method, value: Froze
                 f"{_where(path, depth)} holds {_a(json_type(node))}, so nothing can be "
                 "written below it"
             )
-    node = combine(node, value)
-    for container, key in reversed(spine):
-        if isinstance(container, PVector):
-            assert isinstance(key, int)
-            node = container.set(key, node)
-        elif isinstance(container, PMap):
-            assert isinstance(key, str)  # an object's key (an index became its decimal text)
-            node = container.set(key, node)
-        else:  # MISSING: create the object on the way
-            assert isinstance(key, str)  # an index below MISSING raised above
-            node = pmap({key: node})
-    return node
+    return spine, node
 
 
 def set_in_objects(root: PMap[str, Frozen], path: Path, value: Frozen) -> Frozen | None:

@@ -3,7 +3,7 @@
 Inside obelisk a JSON value is *frozen*: objects are ``PMap``, arrays ``PVector``, scalars
 are ``None``, ``bool``, ``int``, ``float`` and ``str``. Frozen values share structure, so
 the context's materialised views cost O(change) per write. At the API boundary values are
-thawed back to plain ``dict`` and ``list``.
+thawed back to plain ``dict`` and ``list`` (:mod:`obelisk.core.plain`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from pyrsistent import PMap, PVector, pvector
 from obelisk.core.errors import NotJSONError, ValueTooLarge
 from obelisk.core.pmaps import compact as compact_map
 from obelisk.core.pmaps import from_dict
-from obelisk.core.pmaps import items as _items
 
 #: A plain JSON value, as ``json.loads`` makes it.
 Json: TypeAlias = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
@@ -60,7 +59,7 @@ MAX_JSON_DEPTH = 512
 #: one. Runs take ``max_value_nodes=`` to change it.
 MAX_VALUE_NODES = 250_000
 
-#: No limit on the size of a value (what :func:`freeze` and :func:`thaw` use by default).
+#: No limit on the size of a value (what :func:`freeze` and ``thaw`` use by default).
 UNLIMITED = sys.maxsize
 
 # Any code point of the surrogate range in a Python string is a *lone* surrogate: JSON
@@ -155,12 +154,13 @@ def freeze(value: Any, pointer: str = "", *, max_nodes: int = UNLIMITED,
 
 
 class _TooLarge(Exception):
-    """Raised inside the walk; :func:`freeze` and :func:`thaw` turn it into ValueTooLarge."""
+    """Raised inside the walk; :func:`freeze` turns it into ValueTooLarge."""
 
 
 def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
             members: dict[str, Frozen] | None = None, compact: bool = False) -> Frozen:
-    # One frame per level of nesting (MAX_JSON_DEPTH frames must fit in the stack).
+    # One frame per level of nesting (MAX_JSON_DEPTH frames must fit in the stack: so
+    # the containers are walked here, and only what does not recurse is a helper).
     # ``left`` counts down the values this one may still hold; each container takes its
     # length from it, so the count costs one subtraction per container.
     t = type(value)
@@ -175,25 +175,16 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
     if t is bool or value is None:
         return value  # type: ignore[no-any-return]
     if t is dict or t is PMap or isinstance(value, Mapping):
-        if depth >= MAX_JSON_DEPTH:
-            raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
-        left[0] -= len(value)
-        if left[0] < 0:
-            raise _TooLarge
+        _taken(value, depth, left)
         changed = t is not PMap  # a PMap that needs nothing is kept (structure sharing)
         out: dict[str, Frozen] = {} if members is None else members
         for key, child in value.items():
-            if type(key) is not str:
-                if not isinstance(key, str):
-                    raise NotJSONError(f"object key {_shown(key)} is not a string", "")
-                key, changed = str.__str__(key), True
-            if not key.isascii() and _SURROGATE.search(key):
-                raise NotJSONError(_surrogate_reason(key, "an object key"),
-                                   "/" + _escape(without_surrogates(key)))
+            if type(key) is not str or not key.isascii():
+                key, renamed = _key(key)
+                changed = changed or renamed
             # The commonest children, a string, a bool, null or a small int (as
             # _plain_scalar tells them), are their own frozen form: taken here without a
-            # call (a call's values are mostly these; a reference's ``†`` makes it
-            # non-ASCII). The others (a string with a lone surrogate, a large int) go to
+            # call (a reference's ``†`` makes a string non-ASCII). The others go to
             # _freeze, which says why when they are refused.
             kind = type(child)
             if kind is str:
@@ -211,26 +202,42 @@ def _freeze(value: Any, depth: int, left: list[int], bound: int | None,
             out[key] = frozen
         if not changed:
             return value  # type: ignore[no-any-return]
-        if compact and 0 < len(out) <= COMPACT_MAX:
-            return compact_object(out)
-        return from_dict(out)
+        return compact_object(out) if compact and 0 < len(out) <= COMPACT_MAX else from_dict(out)
     if t is list or t is tuple or t is _PVECTOR or isinstance(value, PVector):
-        if depth >= MAX_JSON_DEPTH:
-            raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
-        left[0] -= len(value)
-        if left[0] < 0:
-            raise _TooLarge
-        changed = t is not _PVECTOR
+        _taken(value, depth, left)
         items = []
         for index, child in enumerate(value):
             try:
                 frozen = _freeze(child, depth + 1, left, bound)
             except NotJSONError as exc:
                 raise NotJSONError(exc.reason, f"/{index}{exc.pointer}") from None
-            changed = changed or frozen is not child
             items.append(frozen)
+        changed = t is not _PVECTOR or any(map(operator.is_not, items, value))
         return pvector(items) if changed else cast(Frozen, value)
     return _freeze_scalar(value, bound)
+
+
+def _taken(value: Any, depth: int, left: list[int]) -> None:
+    # A container's place in the bounds: its depth, and its members counted.
+    if depth >= MAX_JSON_DEPTH:
+        raise NotJSONError(f"nested deeper than {MAX_JSON_DEPTH} levels", "")
+    left[0] -= len(value)
+    if left[0] < 0:
+        raise _TooLarge
+
+
+def _key(key: Any) -> tuple[str, bool]:
+    # An object key that is not a plain ASCII str, and whether it changed: a str
+    # subclass is made plain; refused when it is not a string or holds a lone surrogate.
+    changed = type(key) is not str
+    if changed:
+        if not isinstance(key, str):
+            raise NotJSONError(f"object key {_shown(key)} is not a string", "")
+        key = str.__str__(key)
+    if not key.isascii() and _SURROGATE.search(key):
+        raise NotJSONError(_surrogate_reason(key, "an object key"),
+                           "/" + _escape(without_surrogates(key)))
+    return key, changed
 
 
 _PVECTOR: type = type(pvector())  # the C type behind PVector (an abstract class)
@@ -282,99 +289,14 @@ def without_surrogates(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def thaw(value: Frozen, *, max_nodes: int = UNLIMITED) -> Json:
-    """The plain JSON form of a frozen value (dict and list), iteratively: every container
-    is new, so changing it changes nothing else.
-
-    Object keys come out in sorted order, whatever order they were written in. A value of
-    more than ``max_nodes`` JSON values raises :class:`ValueTooLarge` (a frozen value can
-    share one child under many keys, so its plain form can be much larger).
-    """
-    return thaw_counted(value, max_nodes)[0]
-
-
 #: The scalar types a frozen value holds (exact types: a subclass takes the general path).
 SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 #: The same but strings: the scalars that never hold a reference (``†``) or need unescaping.
 NON_STRING_SCALAR_TYPES = SCALAR_TYPES - {str}
 
 
-def thaw_counted(value: Frozen, max_nodes: int = UNLIMITED) -> tuple[Json, int]:
-    """:func:`thaw`, and how many JSON values the plain form holds."""
-    if type(value) in SCALAR_TYPES:  # the common case, without an ABC's isinstance
-        if max_nodes < 1:
-            raise ValueTooLarge(max_nodes)
-        return value, 1  # type: ignore[return-value]  # a scalar is its own plain form
-    if type(value) is PMap:
-        # An object of scalars (a call, most results): one dict, without the loop below.
-        items: list[Any] = sorted(_items(value), key=_KEY)
-        for _, scalar in items:
-            if type(scalar) not in SCALAR_TYPES:
-                break
-        else:
-            if len(items) >= max_nodes:
-                raise ValueTooLarge(max_nodes)
-            return dict(items), len(items) + 1
-    if isinstance(value, PMap):
-        out: Any = {}
-    elif isinstance(value, PVector):
-        out = []
-    else:
-        if max_nodes < 1:
-            raise ValueTooLarge(max_nodes)
-        return value, 1
-    root = out
-    left = max_nodes - 1
-    # (Any: the loop below tells the kinds apart by exact type, which mypy cannot follow.)
-    stack: list[tuple[Any, Any]] = [(value, out)]
-    child: Any
-    new: Any
-    while stack:
-        src, dst = stack.pop()
-        left -= len(src)
-        if left < 0:
-            raise ValueTooLarge(max_nodes)
-        if type(dst) is dict:
-            # PMap iterates in hash order, which changes with PYTHONHASHSEED; thawed
-            # objects list their keys sorted so every output is deterministic.
-            for key, child in sorted(_items(src), key=_KEY):
-                # Scalars first, by exact type: PMap and PVector are ABCs, and an
-                # isinstance check against an ABC costs several times a type lookup.
-                kind = type(child)
-                if kind in SCALAR_TYPES:
-                    dst[key] = child
-                elif kind is PMap or isinstance(child, PMap):
-                    dst[key] = new = {}
-                    stack.append((child, new))
-                elif kind is _PVECTOR or isinstance(child, PVector):
-                    dst[key] = new = []
-                    stack.append((child, new))
-                else:
-                    dst[key] = child
-        else:
-            for child in src:
-                kind = type(child)
-                if kind in SCALAR_TYPES:
-                    dst.append(child)
-                elif kind is PMap or isinstance(child, PMap):
-                    dst.append(new := {})
-                    stack.append((child, new))
-                elif kind is _PVECTOR or isinstance(child, PVector):
-                    dst.append(new := [])
-                    stack.append((child, new))
-                else:
-                    dst.append(child)
-    return root, max_nodes - left
-
-
 #: Sorts a map's items by key (keys are unique, so the values are never compared).
 _KEY = operator.itemgetter(0)
-
-
-def sorted_items(src: PMap[str, Frozen]) -> list[tuple[str, Frozen]]:
-    """A frozen object's ``(key, value)`` pairs in key order: the order :func:`thaw`
-    gives its keys."""
-    return sorted(_items(src), key=_KEY)
 
 
 #: The most members an object laid out in one bucket may have (lookups scan the bucket).
@@ -386,7 +308,7 @@ def compact_object(members: dict[str, Frozen]) -> PMap[str, Frozen]:
     bucket holding its entries in key order: ``pmap(dict(sorted(members.items())),
     pre_size=1)``. Equal to, and hashing as, the map ``pmap(members)`` makes; it holds
     one bucket list where that holds one per key or so, and its items come out in key
-    order (what :func:`sorted_items` and :func:`thaw` give). For small objects only:
+    order (what :func:`~obelisk.core.plain.sorted_items` and ``thaw`` give). For small objects only:
     a lookup scans the bucket, and a later ``set`` spreads the map out as pmap does."""
     return compact_map(sorted(members.items(), key=_KEY))
 

@@ -22,32 +22,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from attrs import field, frozen
-from pyrsistent import PMap
 
 from obelisk.compiler.conform import validate_params
-from obelisk.compiler.nodes import CompiledPlan, Node, message_path
+from obelisk.compiler.nodes import CompiledPlan, Node
 from obelisk.compiler.parse import parse_reference, unescape_literal
 from obelisk.compiler.tools import Tool
 from obelisk.core import slots
-from obelisk.core.ast import Reference
 from obelisk.core.context import Context
-from obelisk.core.errors import ExpressionSyntaxError, NotJSONError, ValueTooLarge
+from obelisk.core.errors import ExpressionSyntaxError, ValueTooLarge
 from obelisk.core.messages import kind_of
-from obelisk.core.messages import output_message as _output_message
 from obelisk.core.paths import Path
+from obelisk.core.plain import sorted_items, thaw, thaw_counted
 from obelisk.core.values import (
-    MISSING,
     NON_STRING_SCALAR_TYPES,
     UNLIMITED,
     Frozen,
-    freeze,
-    sorted_items,
-    thaw,
-    thaw_counted,
-    without_surrogates,
 )
 from obelisk.interpreters.events import Started
 from obelisk.interpreters.outcomes import Raised
+from obelisk.interpreters.records import too_large
 
 
 @frozen
@@ -237,45 +230,6 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def checked_result(node: Node, value: Any, max_nodes: int) -> Frozen | Raised:
-    """A call's result frozen for the context, or the broken contract that refuses it
-    (``NotJSON``, ``ValueTooLarge``): never routed to an error branch."""
-    try:
-        return freeze(value, max_nodes=max_nodes)
-    except NotJSONError as exc:
-        return Raised("NotJSON", f"the result is not JSON: {exc}", contract=True)
-    except ValueTooLarge:
-        return Raised("ValueTooLarge", too_large(node, "result", max_nodes), contract=True)
-    except Exception as exc:  # noqa: BLE001 - a container whose own methods raise
-        return Raised("NotJSON", f"the result cannot be read as JSON: reading it raised "
-                      f"{type(exc).__name__}", contract=True)
-
-
-def too_large(node: Node, what: str, limit: int) -> str:
-    """The message of a ``ValueTooLarge`` failure: which call, what, and the limit."""
-    return (f"{node.label}: the {what} holds more than {limit:,} JSON values, over the size "
-            f"limit (max_value_nodes={limit}); make it smaller, or raise max_value_nodes")
-
-
-def safe_text(text: Any) -> str:
-    """Text for an error message from anything an activity gave: a string as it is, with
-    lone surrogates written as escapes (so the message can go into the context)."""
-    return without_surrogates(text if isinstance(text, str) else _repr(text))
-
-
-def shown(value: Any) -> str:
-    """The repr of anything, safe for an error message and at most 200 characters."""
-    return safe_text(_repr(value))[:200]
-
-
-def _repr(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a broken __repr__ must not crash the run
-        return type(value).__name__
-    return text if isinstance(text, str) else type(value).__name__
-
-
 def _call_template(node: Node) -> dict[str, Any]:
     # The call as plain JSON (thaw: keys in order), its instance added and literal \†
     # strings of its parameters unescaped: what parameters are resolved into (a copy of
@@ -328,38 +282,6 @@ def scoped_context(context: Context, node: Node) -> Context:
     return Context.of(kept)
 
 
-def target_text(node: Node, target: Reference) -> str:
-    """The ``_outputPath`` of the messages writing ``target``: the target as a reference.
-
-    When the node's ``_outputPath`` is that very text (one target, written canonically),
-    the plan's own string is returned, so the messages share it instead of each holding
-    a copy. A node with a single target has it already (:attr:`Node.sole_text`)."""
-    if node.sole_text is not None:
-        return node.sole_text
-    return message_path(target, node.output_text)
-
-
-def output_message(node: Node, target: Reference, value: Frozen, date: str,
-                   text: str | None = None) -> PMap[str, Any]:
-    """The data message that writes ``value`` to one target of a node's output (§7.7):
-    :func:`obelisk.core.messages.output_message` with the node's fields (``text``: the
-    target's :func:`target_text`, when the caller has it)."""
-    return _output_message(target.kind, target.path,
-                           target_text(node, target) if text is None else text,
-                           node.method, node.instance, node.call, value, date)
-
-
-def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
-    """The error message a failed or refused call adds to the context (at the run's end)."""
-    error: dict[str, Any] = {"type": etype, "message": message}
-    if data is not MISSING:
-        error["data"] = data
-    out: dict[str, Any] = {"type": "error", "data": {"call": thaw(node.call), "error": error}}
-    if node.instance is not None:
-        out["_instance"] = node.instance
-    return out
-
-
 def param_problems(tool: Tool | None, call: Mapping[str, Any]) -> str | None:
     """Why ``call``'s parameters fail ``tool``'s schema (``"t's schema: /n: ..."``), or None
     when they pass or there is no tool."""
@@ -368,37 +290,6 @@ def param_problems(tool: Tool | None, call: Mapping[str, Any]) -> str | None:
         return None
     assert tool is not None
     return f"{tool.name}'s schema: " + "; ".join(f"{p or '/'}: {m}" for p, m in problems)
-
-
-def approval_message(node: Node, decision: str, *, replacement: Any = MISSING,
-                     reason: str | None = None) -> dict[str, Any]:
-    """The approval message recording the approval hook's answer for a call (§7 step 3):
-    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?}}``, with
-    ``_instance`` when the call has one. Not a data kind: no reference ever reads it."""
-    data: dict[str, Any] = {"call": thaw(node.call), "decision": decision}
-    if replacement is not MISSING:
-        data["replacement"] = thaw(json_or_repr(replacement))  # recorded even if not JSON
-    if reason is not None:
-        data["reason"] = reason
-    out: dict[str, Any] = {"type": "approval", "data": data}
-    if node.instance is not None:
-        out["_instance"] = node.instance
-    return out
-
-
-def json_or_repr(data: Any, max_nodes: int = UNLIMITED) -> Any:
-    """``data`` frozen if it is JSON, else its repr (else its type's name).
-
-    An error's details that are not JSON are kept as their repr: the failure must still
-    be recorded, routed or not. Details over ``max_nodes`` JSON values are replaced by a
-    note saying so.
-    """
-    try:
-        return thaw(freeze(data, max_nodes=max_nodes))  # a copy: the activity keeps its own
-    except ValueTooLarge:
-        return f"(the error's data held more than {max_nodes:,} JSON values; left out)"
-    except Exception:  # noqa: BLE001 - not JSON, or a container whose methods raise
-        return safe_text(_repr(data))[:10_000]  # a repr can be huge
 
 
 def alternative_of(node: Node, path: str) -> int | None:

@@ -11,8 +11,9 @@ from typing import Any
 from obelisk.compiler.conform import validate_output
 from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write
-from obelisk.core.values import MISSING, thaw
-from obelisk.interpreters import calls
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING
+from obelisk.interpreters import calls, records
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 from obelisk.interpreters.state import Step, end_call, fail_call
@@ -52,7 +53,7 @@ def complete_call(step: Step, node_id: int, outcome: Outcome, date: str) -> None
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = calls.json_or_repr(data, step.max_nodes)  # as in _fail
+                    error["data"] = records.json_or_repr(data, step.max_nodes)  # as in _fail
                 _write(step, node_id, len(output.alternatives) - 1, error, date,
                        f"{etype} routed to alternative {len(output.alternatives)}")
             else:
@@ -62,7 +63,7 @@ def complete_call(step: Step, node_id: int, outcome: Outcome, date: str) -> None
             if alt is None:
                 declared = node.output_text or "(no _outputPath)"
                 fail_call(step, node_id, "BranchContract", f"the activity chose "
-                      f"{calls.shown(path)}, which is not an alternative of {declared}")
+                      f"{records.shown(path)}, which is not an alternative of {declared}")
             else:
                 _write(step, node_id, alt, value, date, f"chose alternative {alt + 1}")
         case _:  # pragma: no cover
@@ -72,7 +73,7 @@ def complete_call(step: Step, node_id: int, outcome: Outcome, date: str) -> None
 def _write(step: Step, node_id: int, alt: int, value: Any, date: str, note: str) -> None:
     node = step.plan.nodes[node_id]
     assert node.output is not None
-    frozen = calls.checked_result(node, value, step.max_nodes)
+    frozen = records.checked_result(node, value, step.max_nodes)
     if isinstance(frozen, Raised):
         fail_call(step, node_id, frozen.type, frozen.message)
         return
@@ -87,17 +88,17 @@ def _write(step: Step, node_id: int, alt: int, value: Any, date: str, note: str)
     targets = node.output.alternatives[alt].targets
     if len(targets) == 1:  # the common case: one write, no Write made
         target = targets[0]
-        text = node.sole_text or calls.target_text(node, target)
+        text = node.sole_text or records.target_text(node, target)
         wrote = [text]
         error = step.append_output(
-            calls.output_message(node, target, frozen, date, text), target.kind,
+            records.output_message(node, target, frozen, date, text), target.kind,
             node.instance, target.path, node.method, frozen)
     else:
         writes = []
         wrote = []
         for target in targets:
-            text = calls.target_text(node, target)
-            writes.append((calls.output_message(node, target, frozen, date, text),
+            text = records.target_text(node, target)
+            writes.append((records.output_message(node, target, frozen, date, text),
                            Write(target.kind, node.instance, target.path, node.method, frozen)))
             wrote.append(text)
         error = step.append_writes(writes)

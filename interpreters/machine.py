@@ -51,9 +51,10 @@ from obelisk.core.ast import Reference
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.paths import Path
+from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MAX_VALUE_NODES, Frozen, Missing, present, thaw
-from obelisk.interpreters import calls
+from obelisk.core.values import MAX_VALUE_NODES, Frozen, Missing, present
+from obelisk.interpreters import calls, records
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.completion import complete_call, complete_many
 from obelisk.interpreters.events import EventKind, Status
@@ -282,7 +283,7 @@ def decide(state: RunState, invocation: Invocation,
 
 
 def _approved(step: Step, node: Node, decision: str, **details: Any) -> None:
-    message = calls.approval_message(node, decision, **details)
+    message = records.approval_message(node, decision, **details)
     step.approvals = step.approvals.set(node.id, message)
 
 
@@ -295,7 +296,7 @@ def complete(state: RunState, node_id: int, outcome: Outcome, date: str) -> RunS
     A plain value goes to the first alternative, a choice to the named one, an exception
     to the last alternative when there are two or more (else an error message). Broken
     contracts (NotJSON, ValueTooLarge, BranchContract...) fail the call, writing nothing.
-    Raises ``ValueError`` if the node is not running (messages: ``calls.output_message``).
+    Raises ``ValueError`` if the node is not running (messages: ``records.output_message``).
     """
     step = Step(state)
     complete_call(step, node_id, outcome, date)

@@ -17,7 +17,8 @@ from attrs import evolve, frozen
 from obelisk.compiler.nodes import Node
 from obelisk.core.context import Context
 from obelisk.core.errors import MockError, WriteError
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 

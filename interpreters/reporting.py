@@ -15,7 +15,8 @@ from pyrsistent import PMap, PVector
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING
 from obelisk.interpreters.result import RunResult
 
 

@@ -14,13 +14,14 @@ from pyrsistent import PMap, PVector, pmap
 
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core import slots
-from obelisk.core.context import Appender, Context
+from obelisk.core.appender import Appender
+from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
 from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen
-from obelisk.interpreters import calls
+from obelisk.interpreters import records
 from obelisk.interpreters.calls import CallCache
 from obelisk.interpreters.events import Event, EventKind, Status
 
@@ -255,8 +256,8 @@ def fail_call(step: Step, node_id: int, etype: str, message: str, *, data: Any =
     the run's end), and its successors are released."""
     node = step.plan.nodes[node_id]
     if data is not MISSING:
-        data = calls.json_or_repr(data, step.max_nodes)
-    step.errors = step.errors.set(node_id, calls.error_message(node, etype, message, data))
+        data = records.json_or_repr(data, step.max_nodes)
+    step.errors = step.errors.set(node_id, records.error_message(node, etype, message, data))
     kind = event or (EventKind.SKIPPED if status is Status.SKIPPED else EventKind.FAILED)
     step.record(kind, node_id, f"{etype}: {message}")
     end_call(step, node_id, status, f"{etype}: {message}")

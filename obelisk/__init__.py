@@ -49,8 +49,9 @@ if TYPE_CHECKING:
         ToolError,
         WriteError,
     )
+    from obelisk.core.plain import thaw
     from obelisk.core.text import plural
-    from obelisk.core.values import MISSING, Json, Missing, thaw
+    from obelisk.core.values import MISSING, Json, Missing
     from obelisk.interpreters.activities import Activity, Branch
     from obelisk.interpreters.aio import run_async
     from obelisk.interpreters.collector import gc_tuned
@@ -110,7 +111,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "MockError", "NotJSONError", "ObeliskError", "PlanError", "PlanRefused", "ToolError",
         "WriteError"),
     "obelisk.core.text": ("plural",),
-    "obelisk.core.values": ("MISSING", "Json", "Missing", "thaw"),
+    "obelisk.core.plain": ("thaw",),
+    "obelisk.core.values": ("MISSING", "Json", "Missing"),
     "obelisk.interpreters.activities": ("Activity", "Branch"),
     "obelisk.interpreters.aio": ("run_async",),
     "obelisk.interpreters.collector": ("gc_tuned",),
@@ -147,8 +149,9 @@ def resolve(context: Context, expression: str | Expr, instance: str | None = Non
     write that cannot be applied.
     """
     from obelisk.compiler.parse import parse_input
+    from obelisk.core.plain import thaw
     from obelisk.core.resolve import evaluate, lookup_in
-    from obelisk.core.values import MISSING, thaw
+    from obelisk.core.values import MISSING
 
     expr = parse_input(expression) if isinstance(expression, str) else expression
     value = evaluate(expr, lookup_in(context, instance))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk import MISSING, ActivityError, Branch, Context
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 
 
 def scopes_view(context: Context, instance: str | None) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import hypothesis.strategies as st
 from hypothesis import given, settings
 from pyrsistent import PMap, PVector
 
-from obelisk.core.context import Appender, Context
+from obelisk.core.appender import Appender
+from obelisk.core.context import Context
 from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write, output_message
 from obelisk.core.methods import Method, set_in_open

@@ -16,7 +16,8 @@ from obelisk.compiler.conform import literal_param_errors
 from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.reading import prescribed_meta
 from obelisk.compiler.tools import Tool, ToolError, ToolRegistry
-from obelisk.core.values import freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import freeze
 
 # -- literal checks, one property at a time and memoised ---------------------------------
 

@@ -16,8 +16,9 @@ import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core.context import Context
 from obelisk.core.errors import MessageError, WriteError
 from obelisk.core.messages import Write, normalise
+from obelisk.core.plain import thaw
 from obelisk.core.resolve import fold_value
-from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.core.values import MISSING, freeze
 from obelisk.kit.strategies import data_messages
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

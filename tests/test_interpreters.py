@@ -31,7 +31,7 @@ from obelisk import (
     run_async,
     run_sync,
 )
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.dryrun import DRY_RUN_DATE
 from obelisk.interpreters.reporting import views
 

@@ -18,15 +18,9 @@ from test_appender import layout
 from obelisk import compile_plan, resolve, run_sync
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanRefused
-from obelisk.core.values import MISSING, thaw
-from obelisk.interpreters.calls import (
-    CallCache,
-    Invocation,
-    output_message,
-    resolved_call,
-    scoped_context,
-    target_text,
-)
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING
+from obelisk.interpreters.calls import CallCache, Invocation, resolved_call, scoped_context
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.events import EventKind, Status
 from obelisk.interpreters.executors import (
@@ -55,6 +49,7 @@ from obelisk.interpreters.outcomes import (
     Returned,
     as_verdict,
 )
+from obelisk.interpreters.records import output_message, target_text
 from obelisk.interpreters.state import RunState
 
 DATE = "2025-10-26T12:00:00Z"

@@ -11,7 +11,8 @@ import obelisk.compiler  # noqa: F401 - plugs the reference parser into core
 from obelisk.core.errors import MessageError, ObeliskError
 from obelisk.core.messages import Write, normalise
 from obelisk.core.methods import Method
-from obelisk.core.values import freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import freeze
 
 SET, MERGE, ASSIGN, PUSH, CONCAT = Method.SET, Method.MERGE, Method.ASSIGN, Method.PUSH, Method.CONCAT
 

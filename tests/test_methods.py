@@ -13,7 +13,8 @@ from pyrsistent import pmap
 
 from obelisk.core.errors import ObeliskError, WriteError
 from obelisk.core.methods import METHODS, Method, apply_write
-from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING, freeze
 
 SET, MERGE, ASSIGN, PUSH, CONCAT = Method.SET, Method.MERGE, Method.ASSIGN, Method.PUSH, Method.CONCAT
 M = MISSING

@@ -14,7 +14,8 @@ from obelisk.core import pmaps
 from obelisk.core.messages import NON_DATA_KINDS, Write, kind_of, normalise, output_message
 from obelisk.core.methods import Method
 from obelisk.core.pathtext import render_reference
-from obelisk.core.values import freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import freeze
 
 kinds = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$-]{0,6}", fullmatch=True).filter(
     lambda k: k not in NON_DATA_KINDS)

@@ -12,7 +12,8 @@ from obelisk.compiler.parse import parse_reference
 from obelisk.core import paths, pathtext
 from obelisk.core.paths import get_in, overlaps, step
 from obelisk.core.pathtext import render_reference
-from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING, freeze
 
 DOC = {
     "user": {"name": "Alex", "status": None, "tags": ["new", "vip", "gold"], "0": "zero"},

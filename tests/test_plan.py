@@ -22,7 +22,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolError, ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import PlanError
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.kit.conformance import check_vector
 
 

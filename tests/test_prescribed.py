@@ -10,7 +10,8 @@ import pytest
 from obelisk import compile_plan
 from obelisk.compiler.reading import PRESCRIBABLE, prescribed_meta
 from obelisk.compiler.tools import Tool
-from obelisk.core.values import freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import freeze
 from obelisk.interpreters.machine import advance, begin, complete
 from obelisk.interpreters.outcomes import Returned
 

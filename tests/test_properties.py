@@ -25,8 +25,9 @@ from obelisk.core.messages import normalise
 from obelisk.core.methods import Method, apply_write
 from obelisk.core.paths import get_in, overlaps
 from obelisk.core.pathtext import render_reference
+from obelisk.core.plain import thaw
 from obelisk.core.resolve import fold_value
-from obelisk.core.values import MISSING, freeze, thaw
+from obelisk.core.values import MISSING, freeze
 
 FAST = settings(deadline=None, max_examples=300)
 LAW = settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])

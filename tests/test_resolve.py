@@ -11,8 +11,9 @@ import obelisk
 from obelisk import MISSING, Context, ExpressionSyntaxError, WriteError, resolve
 from obelisk.compiler.parse import parse_input
 from obelisk.core.ast import Reference
+from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, fold_value, lookup_in
-from obelisk.core.values import Frozen, Missing, freeze, thaw
+from obelisk.core.values import Frozen, Missing, freeze
 
 
 def strict(value: Any) -> str:

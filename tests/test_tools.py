@@ -20,7 +20,8 @@ from obelisk.compiler.conform import literal_param_errors, validate_output, vali
 from obelisk.compiler.schemas import schema_types_at, types_compatible
 from obelisk.compiler.tools import Tool, ToolRegistry, resolve_activity
 from obelisk.core.errors import ObeliskError, ToolError
-from obelisk.core.values import freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import freeze
 
 # The seeds' two tools (002: sentimentAnalysis; 004: weatherCheck), in English.
 SENTIMENT: dict[str, Any] = {

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from obelisk import compile_plan, run_async, run_sync
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.machine import advance, begin, complete, decide, finish, settle
 from obelisk.interpreters.outcomes import Approve, Deny, Raised, Returned

@@ -14,14 +14,8 @@ from pyrsistent import PMap, PVector, pmap, pvector
 
 from obelisk.core import pmaps
 from obelisk.core.errors import NotJSONError, ValueTooLarge
-from obelisk.core.values import (
-    MISSING,
-    UNLIMITED,
-    freeze,
-    present,
-    thaw,
-    thaw_counted,
-)
+from obelisk.core.plain import thaw, thaw_counted
+from obelisk.core.values import MISSING, UNLIMITED, freeze, present
 
 
 def _count(value: Any) -> int:
@@ -391,7 +385,8 @@ def test_a_frozen_object_is_laid_out_as_pmap_lays_it_out(entries: dict[str, Any]
                        min_size=1, max_size=8))
 def test_a_compact_object_is_the_map_pmap_makes_in_one_bucket_in_key_order(
         members: dict[str, Any]) -> None:
-    from obelisk.core.values import COMPACT_MAX, compact_object, sorted_items
+    from obelisk.core.plain import sorted_items
+    from obelisk.core.values import COMPACT_MAX, compact_object
 
     made = compact_object(members)
     assert made == pmap(members) and hash(made) == hash(pmap(members))

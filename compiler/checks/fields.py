@@ -34,7 +34,7 @@ from obelisk.core.ast import Reference
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, is_prefix, overlaps
 from obelisk.core.pathtext import render_reference
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 
 #: What the last of two or more alternatives holds: the error object of a routed failure.
 ERROR_OBJECT: dict[str, Any] = {

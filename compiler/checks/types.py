@@ -21,8 +21,9 @@ from obelisk.core.ast import And, Expr, Literal, Or, Reference
 from obelisk.core.errors import WriteError
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path, is_prefix, overlaps
+from obelisk.core.plain import thaw
 from obelisk.core.text import article
-from obelisk.core.values import json_type, thaw
+from obelisk.core.values import json_type
 
 _UNKNOWN = object()
 

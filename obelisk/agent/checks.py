@@ -12,8 +12,9 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from obelisk.compiler.parse import parse_input
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, WriteError
+from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, lookup_in
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.values import MISSING
 
 __all__ = ["Validators", "error_message", "resolve_output"]
 

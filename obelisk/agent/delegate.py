@@ -32,7 +32,8 @@ from attrs import frozen
 
 from obelisk.core.errors import ObeliskError
 from obelisk.core.messages import PAYLOAD_KEYS
-from obelisk.core.values import MISSING, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Outcome, Raised, Returned
 from obelisk.llm.base import Usage

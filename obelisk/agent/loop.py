@@ -42,7 +42,7 @@ from obelisk.agent.schema import Mode
 from obelisk.agent.source import NO_JOURNAL, AgentJournal
 from obelisk.agent.tick import TickState, tick
 from obelisk.core.context import Context
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE

@@ -30,7 +30,7 @@ from obelisk.compiler.nodes import CompiledPlan, Node
 from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.dryrun import example_of_tool
 from obelisk.interpreters.events import RunStatus

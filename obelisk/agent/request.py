@@ -39,7 +39,8 @@ from obelisk.agent.schema import Mode, solution_schema
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError
-from obelisk.core.values import MISSING, Frozen, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING, Frozen
 from obelisk.llm.request import TEMPLATE_VERSION, Request, Role, Turn
 
 #: A message as the context holds it: a frozen JSON object.

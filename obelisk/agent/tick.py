@@ -22,7 +22,7 @@ from obelisk.agent.stream import StreamedRun, run_streamed
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
 from obelisk.llm.base import LLMError, StreamItem, Usage
 from obelisk.llm.request import Request

@@ -155,17 +155,21 @@ def _tolerant(stream: TextIO) -> TextIO:
     return stream
 
 
+def _complete() -> None:
+    """Complete a command line: argcomplete answers (the shell asked) and exits. It
+    completes any command's options, so every command declares its arguments."""
+    import argcomplete
+
+    argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
     out = out or _tolerant(sys.stdout)
     err = err or _tolerant(sys.stderr)
     if "_ARGCOMPLETE" in os.environ:
-        # Completing a command line: argcomplete answers (the shell asked) and exits. It
-        # completes any command's options, so every command declares its arguments.
-        import argcomplete
-
-        argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
+        _complete()
     words = sys.argv[1:] if argv is None else argv
     # The command is the first word naming one (the top-level options take no command
     # name as their value); without one, argparse prints help or a usage error.

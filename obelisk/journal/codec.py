@@ -15,7 +15,8 @@ from typing import Any
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.core.errors import NotJSONError
-from obelisk.core.values import MISSING, freeze, plainly_json, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MISSING, freeze, plainly_json
 from obelisk.interpreters.events import (
     Admitted,
     Cancelled,

@@ -116,6 +116,37 @@ EXPECT_FIELDS = frozenset({"diagnostics", "only_listed_errors", "not_reported", 
 MATCH_FIELDS = frozenset({"code", "severity", "call", "calls", "pointer"})
 
 
+def _diagnostic_problems(expect: Mapping[str, Any],
+                         found: list[Mapping[str, Any]]) -> list[str]:
+    """How the diagnostics ``found`` fail ``expect``: a listed one missing, one matching
+    ``not_reported``, an error not listed (unless ``only_listed_errors`` is false)."""
+    problems: list[str] = []
+    for matcher in expect.get("diagnostics", []):
+        bad = _bad_matcher(matcher)
+        if bad:
+            problems.append(f"expect.diagnostics: {bad}")
+        elif not any(_matches(matcher, d) for d in found):
+            problems.append(f"expected diagnostic {dumps(matcher, indent=None)} was not reported"
+                            + _found_text(found))
+    for matcher in expect.get("not_reported", []):
+        bad = _bad_matcher(matcher)
+        if bad:
+            problems.append(f"expect.not_reported: {bad}")
+        for d in found:
+            if not bad and _matches(matcher, d):
+                problems.append(f"diagnostic {d['code']} at call {d.get('call')} "
+                                f"{d.get('pointer')} matches not_reported "
+                                f"{dumps(matcher, indent=None)}: {d.get('message', '')}")
+    if expect.get("only_listed_errors", True):
+        listed = expect.get("diagnostics", [])
+        for d in found:
+            if d["severity"] == "error" and not any(_matches(m, d) for m in listed
+                                                     if not _bad_matcher(m)):
+                problems.append(f"unexpected error {d['code']} at call {d.get('call')} "
+                                f"{d.get('pointer') or ''}: {d.get('message', '')}")
+    return problems
+
+
 def check_plan(vector: Mapping[str, Any], implementation: Implementation) -> list[str]:
     """How a plan vector fails: its diagnostics, then (when it runs) its dry run, judged
     on the implementation's ``check`` or ``run`` answer."""
@@ -146,31 +177,8 @@ def check_plan(vector: Mapping[str, Any], implementation: Implementation) -> lis
     failure = failure_of(response)
     if failure is not None:
         return [failure]
-    problems: list[str] = []
     found: list[Mapping[str, Any]] = list(response.get("diagnostics", []))
-    for matcher in expect.get("diagnostics", []):
-        bad = _bad_matcher(matcher)
-        if bad:
-            problems.append(f"expect.diagnostics: {bad}")
-        elif not any(_matches(matcher, d) for d in found):
-            problems.append(f"expected diagnostic {dumps(matcher, indent=None)} was not reported"
-                            + _found_text(found))
-    for matcher in expect.get("not_reported", []):
-        bad = _bad_matcher(matcher)
-        if bad:
-            problems.append(f"expect.not_reported: {bad}")
-        for d in found:
-            if not bad and _matches(matcher, d):
-                problems.append(f"diagnostic {d['code']} at call {d.get('call')} "
-                                f"{d.get('pointer')} matches not_reported "
-                                f"{dumps(matcher, indent=None)}: {d.get('message', '')}")
-    if expect.get("only_listed_errors", True):
-        listed = expect.get("diagnostics", [])
-        for d in found:
-            if d["severity"] == "error" and not any(_matches(m, d) for m in listed
-                                                     if not _bad_matcher(m)):
-                problems.append(f"unexpected error {d['code']} at call {d.get('call')} "
-                                f"{d.get('pointer') or ''}: {d.get('message', '')}")
+    problems = _diagnostic_problems(expect, found)
     if not wants_run:
         return problems
     if any(d["severity"] == "error" for d in found) or response.get("status") == "invalid":

@@ -159,44 +159,49 @@ _COMMON = {
 }
 
 
+#: A plain vector: resolve cases, or a plan's diagnostics and dry run.
+_PLAIN_VECTOR = {
+    "type": "object",
+    "properties": {
+        **_COMMON,
+        "cases": {"type": "array", "items": {"$ref": "#/$defs/case"}},
+        "plan": {"type": "array", "description": "The calls of the plan."},
+        "instances": {"type": "boolean"},
+        "expect": {"$ref": "#/$defs/plain_expect"},
+    },
+    "required": ["id"],
+    "anyOf": [{"required": ["cases"]}, {"required": ["plan"]}],
+    "dependentRequired": {"plan": ["expect"]},
+    "additionalProperties": False,
+}
+
+#: An agent vector: the loop with a scripted LLM.
+_AGENT_VECTOR = {
+    "type": "object",
+    "properties": {
+        **_COMMON,
+        "output_schema": {"type": "object"},
+        "mode": {"enum": ["eager", "lazy"]},
+        "max_ticks": {"type": "integer", "minimum": 1},
+        # Each item is the scripted LLM's answer for one tick, valid or not: a vector
+        # may script a malformed answer to test InvalidSolution.
+        "solutions": {"type": "array"},
+        "latent": {"type": "object", "additionalProperties": {"type": "array"}},
+        # Saved requests for _delegate, by their path under the delegate root.
+        "requests": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["context"],
+            "properties": {"context": {"type": "array"}, "tools": {"type": "array"},
+                           "max_ticks": {"type": "integer", "minimum": 1}}}},
+        "max_delegate_depth": {"type": "integer", "minimum": 0},
+        "expect": {"$ref": "#/$defs/agent_expect"},
+    },
+    "required": ["id", "solutions", "expect"],
+    "additionalProperties": False,
+}
+
+
 def vector_schema() -> dict[str, Any]:
     """The JSON Schema (Draft 2020-12) of a vector file: one vector or an array of them."""
-    plain = {
-        "type": "object",
-        "properties": {
-            **_COMMON,
-            "cases": {"type": "array", "items": {"$ref": "#/$defs/case"}},
-            "plan": {"type": "array", "description": "The calls of the plan."},
-            "instances": {"type": "boolean"},
-            "expect": {"$ref": "#/$defs/plain_expect"},
-        },
-        "required": ["id"],
-        "anyOf": [{"required": ["cases"]}, {"required": ["plan"]}],
-        "dependentRequired": {"plan": ["expect"]},
-        "additionalProperties": False,
-    }
-    agent = {
-        "type": "object",
-        "properties": {
-            **_COMMON,
-            "output_schema": {"type": "object"},
-            "mode": {"enum": ["eager", "lazy"]},
-            "max_ticks": {"type": "integer", "minimum": 1},
-            # Each item is the scripted LLM's answer for one tick, valid or not: a vector
-            # may script a malformed answer to test InvalidSolution.
-            "solutions": {"type": "array"},
-            "latent": {"type": "object", "additionalProperties": {"type": "array"}},
-            # Saved requests for _delegate, by their path under the delegate root.
-            "requests": {"type": "object", "additionalProperties": {
-                "type": "object", "required": ["context"],
-                "properties": {"context": {"type": "array"}, "tools": {"type": "array"},
-                               "max_ticks": {"type": "integer", "minimum": 1}}}},
-            "max_delegate_depth": {"type": "integer", "minimum": 0},
-            "expect": {"$ref": "#/$defs/agent_expect"},
-        },
-        "required": ["id", "solutions", "expect"],
-        "additionalProperties": False,
-    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -210,8 +215,8 @@ def vector_schema() -> dict[str, Any]:
             "vector": {"if": {"type": "object", "required": ["solutions"]},
                        "then": {"$ref": "#/$defs/agent_vector"},
                        "else": {"$ref": "#/$defs/plain_vector"}},
-            "plain_vector": plain,
-            "agent_vector": agent,
+            "plain_vector": _PLAIN_VECTOR,
+            "agent_vector": _AGENT_VECTOR,
             "plain_expect": _PLAIN_EXPECT,
             "agent_expect": _AGENT_EXPECT,
             "case": _CASE,

@@ -275,11 +275,7 @@ def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: b
     an invalid scope, a broken expression.
     """
     ids = list(draw(st.sampled_from([[], list(INSTANCES)]))) if instances else []
-    context: list[Any] = [{"type": "input", "input": {"x": 1, "s": "text", "list": [1]}}]
-    for instance in ids:
-        context.append({"type": "input", "_instance": instance, "x": draw(st.integers(2, 9))})
-    if draw(st.booleans()):
-        context.append({"type": "state", "state": {"shared": draw(json_values(3))}})
+    context = _plan_context(draw, ids)
     plan: list[Any] = []
     mock_table: dict[str, Any] = {}
     readable: list[str] = []  # targets of earlier calls: reading one orders the calls
@@ -291,25 +287,7 @@ def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: b
             continue
         call: dict[str, Any] = {"_tool": f"t{index}"}
         for number in range(draw(st.integers(0, 2))):
-            shape = draw(st.sampled_from(["input", "read", "fallback", "fallback", "gate",
-                                          "literal", "nested"]))
-            if shape in ("read", "fallback", "gate", "nested") and not readable:
-                shape = "input"
-            param: Any
-            if shape == "input":
-                param = draw(st.sampled_from(["†input.x", "†input.s", "†input.list.-1",
-                                              "†input.nothing || 'dflt'"]))
-            elif shape == "read":
-                param = draw(st.sampled_from(readable))
-            elif shape == "fallback":
-                param = f"{draw(st.sampled_from(readable))} || 'fallback'"
-            elif shape == "gate":
-                param = f"{draw(st.sampled_from(readable))} && {draw(st.sampled_from(readable))}"
-            elif shape == "nested":
-                param = {"deep": [draw(st.sampled_from(readable)), 1]}
-            else:
-                param = draw(json_values(3))
-            call[f"p{number}"] = param
+            call[f"p{number}"] = _param(draw, readable)
         shape = draw(st.sampled_from(["none", "one", "fanout", "two", "three"]))
         sizes = {"none": [], "one": [1], "fanout": [2], "two": [1, 2], "three": [2, 1, 1]}[shape]
         alternatives = [[f"†{'state' if (alt + k) % 2 == 0 else 'data'}.c{index}_{alt}_{k}"
@@ -339,6 +317,37 @@ def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: b
             mock_table[call["_tool"]] = draw(mock_for(index, alternatives, has_scopes))
         plan.append(call)
     return {"context": context, "plan": plan, "mocks": mock_table, "instances": bool(ids)}
+
+
+def _plan_context(draw: st.DrawFn, ids: list[str]) -> list[Any]:
+    """A plan's context: an input message, one per instance, maybe some state."""
+    context: list[Any] = [{"type": "input", "input": {"x": 1, "s": "text", "list": [1]}}]
+    for instance in ids:
+        context.append({"type": "input", "_instance": instance, "x": draw(st.integers(2, 9))})
+    if draw(st.booleans()):
+        context.append({"type": "state", "state": {"shared": draw(json_values(3))}})
+    return context
+
+
+def _param(draw: st.DrawFn, readable: list[str]) -> Any:
+    """A parameter: an input read, a read of an earlier call's target (alone, with a
+    fallback, gating another, nested in a value), or a literal."""
+    shape = draw(st.sampled_from(["input", "read", "fallback", "fallback", "gate",
+                                  "literal", "nested"]))
+    if shape in ("read", "fallback", "gate", "nested") and not readable:
+        shape = "input"
+    if shape == "input":
+        return draw(st.sampled_from(["†input.x", "†input.s", "†input.list.-1",
+                                     "†input.nothing || 'dflt'"]))
+    if shape == "read":
+        return draw(st.sampled_from(readable))
+    if shape == "fallback":
+        return f"{draw(st.sampled_from(readable))} || 'fallback'"
+    if shape == "gate":
+        return f"{draw(st.sampled_from(readable))} && {draw(st.sampled_from(readable))}"
+    if shape == "nested":
+        return {"deep": [draw(st.sampled_from(readable)), 1]}
+    return draw(json_values(3))
 
 
 def _break(draw: st.DrawFn, call: dict[str, Any], count: int) -> None:

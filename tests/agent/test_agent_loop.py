@@ -22,7 +22,7 @@ from obelisk.agent import (
     run_agent,
     run_agent_sync,
 )
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.llm import ScriptedLLM
 
 DATE = "2026-11-23T00:00:00Z"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from obelisk import Context, dry_run
 from obelisk.agent import AgentStatus, run_agent_sync
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.llm import ScriptedLLM
 
 TOOL = {"type": "object", "properties": {"_tool": {"const": "t"}, "x": {},

@@ -24,7 +24,7 @@ from obelisk.agent.delegate import (
     missing_delegates,
 )
 from obelisk.agent.hooks import Delegated
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.interpreters.machine import advance, begin
 from obelisk.interpreters.outcomes import Raised, Returned
 from obelisk.llm import ScriptedLLM, Usage

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from obelisk.agent import AgentError, AgentResult, AgentStatus, run_agent_sync
 from obelisk.agent.hooks import CallStarted
-from obelisk.core.values import thaw
+from obelisk.core.plain import thaw
 from obelisk.llm import ScriptedLLM, StreamedCall, StreamedOutput
 from obelisk.llm.streaming import SolutionParser
 

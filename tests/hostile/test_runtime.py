@@ -40,7 +40,8 @@ from obelisk import (
     run_async,
     run_sync,
 )
-from obelisk.core.values import MAX_VALUE_NODES, freeze, thaw
+from obelisk.core.plain import thaw
+from obelisk.core.values import MAX_VALUE_NODES, freeze
 from obelisk.interpreters.reporting import views
 
 #: A guard against hangs: no run in this file may take longer (the bug was a hang).
