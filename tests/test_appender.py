@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import given, settings
 from pyrsistent import PMap, PVector
 
@@ -88,6 +89,7 @@ def start_context(seed: Any) -> Context:
     return context
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(STEPS, st.sampled_from([{}, {"a": {"b": 1}}, {"a": 1, "c": [1, 2]}]), st.booleans())
 def test_appending_in_one_go_makes_the_context_appending_one_by_one_makes(

@@ -45,6 +45,7 @@ def test_the_workloads_have_the_asked_shape() -> None:
     assert chain[-1]["_outputPath"] == "†state.done" == fan[-1]["_outputPath"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", peers.KINDS)
 def test_measure_checks_every_engine_answer(kind: str) -> None:
     engines = ["obelisk sync", "obelisk asyncio", "design floor", "raw asyncio"]
@@ -82,6 +83,7 @@ def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers
     instructions.child("obelisk compile", "plan", 200, measured=True)
 
 
+@pytest.mark.slow
 def test_the_opcode_table_counts_the_run_by_function() -> None:
     # bench/opcodes.py: exact counts, the same on every run but for two functions whose
     # path depends on the process's clock or history: the clock (a new text when the

@@ -60,6 +60,7 @@ def plan_file(rnd: random.Random) -> Any:
     return data if rnd.random() > 0.05 else value(rnd, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_random_plan_files_never_cause_an_internal_error(seed: int, tmp_path: pathlib.Path) -> None:
     rnd = random.Random(seed)

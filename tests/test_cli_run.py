@@ -156,6 +156,7 @@ def test_dry_run_explore_text() -> None:
     assert "2. call 0 -> alternative 2: executed [0, 2], skipped [1], failed []" in out
 
 
+@pytest.mark.slow
 def test_dry_run_explore_json_reports_truncation(tmp_path: pathlib.Path) -> None:
     plan = write(tmp_path, {"plan": [
         {"_tool": "t", "n": i, "_outputPath": f"†state.ok{i} || †state.err{i}"} for i in range(9)],

@@ -114,6 +114,7 @@ def slow_plan(tmp_path: pathlib.Path) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_live_display_names_running_calls_in_colour(tmp_path: pathlib.Path) -> None:
     child = spawn(["run", slow_plan(tmp_path), "--activities", "acts_slow:ACTS"], tmp_path)
     child.expect(pexpect.EOF)
@@ -141,6 +142,7 @@ ACTS = {"boom": boom, "slow": slow}
 """
 
 
+@pytest.mark.slow
 def test_live_display_counts_skipped_calls_as_they_happen(tmp_path: pathlib.Path) -> None:
     # Call 0 raises, so its error branch is taken: call 1 (on the other branch) is skipped
     # at once, while call 2 (on the error branch) runs for a while.
@@ -160,6 +162,7 @@ def test_live_display_counts_skipped_calls_as_they_happen(tmp_path: pathlib.Path
     assert "call 2 (slow)" in text[:final]
 
 
+@pytest.mark.slow
 def test_no_color_is_respected(tmp_path: pathlib.Path) -> None:
     child = spawn(["run", slow_plan(tmp_path), "--activities", "acts_slow:ACTS"], tmp_path,
                   NO_COLOR="1")
@@ -170,6 +173,7 @@ def test_no_color_is_respected(tmp_path: pathlib.Path) -> None:
     assert not COLOUR.search(text)
 
 
+@pytest.mark.slow
 def test_approval_at_a_terminal_with_the_editor(tmp_path: pathlib.Path) -> None:
     editor = tmp_path / "editor.sh"
     editor.write_text('#!/bin/sh\necho \'{"amount": 500}\' > "$1"\n', encoding="utf-8")
@@ -197,6 +201,7 @@ def test_completion_script_for_each_shell(shell: str, capsys: pytest.CaptureFixt
     assert "obelisk" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("line", "expected"), [("obelisk val", "validate"),
                                                 ("obelisk validate --fa", "--fail-on")])
 def test_completion_completes_commands_and_options(tmp_path: pathlib.Path, line: str,

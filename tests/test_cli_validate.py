@@ -696,6 +696,7 @@ def _big_plan(megabytes: int) -> dict[str, Any]:
     return {"plan": calls}
 
 
+@pytest.mark.slow
 def test_a_10_mb_plan_validates_in_seconds(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "big.json"
     path.write_text(json.dumps(_big_plan(10)), encoding="utf-8")
@@ -712,6 +713,7 @@ def test_a_10_mb_plan_validates_in_seconds(tmp_path: pathlib.Path) -> None:
     assert time.perf_counter() - start < 30
 
 
+@pytest.mark.slow
 def test_validate_as_a_process_never_shows_a_traceback(tmp_path: pathlib.Path) -> None:
     cases = {"deep.json": "[" * 100_000, "bad.json": "{", "ok.json": json.dumps(PAYMENT),
              "limits.json": json.dumps([{"_tool": "a", "p": _nested(100_000)}])}
@@ -747,6 +749,7 @@ def _doc_examples() -> list[tuple[str, str, list[str]]]:
     return examples
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("content", "command", "printed"),
                          [pytest.param(*e, id=e[1]) for e in _doc_examples()])
 def test_docs_examples_are_what_obelisk_prints(tmp_path: pathlib.Path,

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from attrs import frozen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -124,6 +125,7 @@ def _check_order(order: tuple[int, ...], edges: set[tuple[int, int]], n: int) ->
         assert place[w] < place[r], f"edge {w} -> {r} against the order {order}"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(acyclic_plans())
 def test_acyclic_plans_compile_without_errors(generated: Generated) -> None:
@@ -140,6 +142,7 @@ def test_acyclic_plans_compile_without_errors(generated: Generated) -> None:
     _check_order(compiled.order, got, len(generated.calls))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(acyclic_plans(explicit_instances=False))
 def test_instanced_plans_compile_without_errors(generated: Generated) -> None:
@@ -173,6 +176,7 @@ def _reachable(reads: tuple[frozenset[int], ...], start: int) -> set[int]:
     return seen
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(acyclic_plans(explicit_instances=False, min_calls=2), st.data())
 def test_one_back_edge_makes_exactly_one_cycle(generated: Generated, data: st.DataObject) -> None:
@@ -202,6 +206,7 @@ def test_one_back_edge_makes_exactly_one_cycle(generated: Generated, data: st.Da
     _check_order(compiled.order, {e for e in got if not (e[0] in loop and e[1] in loop)}, n)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(acyclic_plans(), st.randoms(use_true_random=False))
 def test_diagnostics_do_not_depend_on_compiling_again_or_key_order(
@@ -246,6 +251,7 @@ NOISY_PLAN: dict[str, Any] = {
 }
 
 
+@pytest.mark.slow
 def test_diagnostics_do_not_depend_on_the_hash_seed(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "noisy.json"
     path.write_text(json.dumps(NOISY_PLAN, ensure_ascii=False), encoding="utf-8")

@@ -59,6 +59,7 @@ def test_only_a_plain_top_level_is_checked_by_property() -> None:
     assert TOOLS[1]._shape.split is None  # noqa: SLF001
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(call)
 def test_memoised_literal_checks_equal_the_whole_call_check(raw: dict[str, Any]) -> None:
@@ -144,6 +145,7 @@ def test_a_disabled_collector_stays_disabled() -> None:
     assert spy.seen == [(False, (700, 10, 10), 0)] and not gc.isenabled()
 
 
+@pytest.mark.slow
 def test_what_a_compile_leaves_for_the_collector_is_collected() -> None:
     # Errors of lark and jsonschema hold reference cycles (a traceback's frames, an
     # anyOf error's context): with the collector left on, they are collected as any

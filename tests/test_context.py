@@ -416,6 +416,7 @@ def _describes_plainly(message: Any) -> bool:
         message.get("type") == "data" and message.get("kind") == "input")
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=200)
 @given(st.lists(st.one_of(DESCRIBING, data_messages()), max_size=12))
 def test_described_is_the_messages_that_can_describe_data(messages: list[Any]) -> None:

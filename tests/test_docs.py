@@ -86,6 +86,7 @@ def _checked(code: str) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
 def test_every_python_example_of_the_page_runs(page: pathlib.Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,6 +142,7 @@ def _console_examples() -> list[tuple[str, str, str, list[str]]]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "content", "command", "printed"),
                          [pytest.param(*e, id=f"{e[0]}: {e[2][:60]}")
                           for e in _console_examples()])
@@ -193,6 +195,7 @@ def _agent_command_lines() -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", _agent_command_lines())
 def test_the_agent_command_lines_of_the_docs_run(line: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

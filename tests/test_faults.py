@@ -295,6 +295,7 @@ def test_a_hang_without_a_branch_is_a_timeout_error() -> None:
                                                  "message": "no result within 0.05 s"}
 
 
+@pytest.mark.slow
 def test_a_plain_activity_past_the_timeout_times_out_and_its_thread_finishes_later() -> None:
     finished = threading.Event()
 
@@ -492,6 +493,7 @@ def test_a_chain_call_past_the_timeout_and_a_raising_one_are_outcomes() -> None:
 # -- many calls -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_thousand_concurrent_failing_calls() -> None:
     plan = [{"_tool": "fail", "n": i, "_outputPath": f"†state.r{i}"} for i in range(1000)]
     running = peak = 0
@@ -544,6 +546,7 @@ def test_max_concurrency_must_be_positive() -> None:
 # -- no coroutine is left unawaited -----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_no_coroutine_is_left_unawaited() -> None:
     async def value(call: dict[str, Any], tool: Any, context: Context) -> Any:
         return 1

@@ -37,6 +37,7 @@ class Cycle:
         weakref.finalize(self, freed.append, number)
 
 
+@pytest.mark.slow
 def test_host_cycles_made_during_overlapping_runs_are_collected() -> None:
     # The defect of issue 27: runs froze every object the process tracked every thousand
     # calls and released them only when the last of the overlapping runs ended, so the

@@ -133,6 +133,7 @@ def test_order_does_not_depend_on_how_successors_are_listed(succ: Graph) -> None
     assert topological_order(shuffled) == topological_order(succ)
 
 
+@pytest.mark.slow
 def test_order_of_a_long_chain() -> None:
     n = 100_000
     chain = [(i - 1,) if i else () for i in range(n)]  # n-1 -> ... -> 0
@@ -142,6 +143,7 @@ def test_order_of_a_long_chain() -> None:
 # -- reachability ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(graphs())
 @settings(max_examples=200)
 def test_reaches_matches_brute_force_on_acyclic_graphs(succ: Graph) -> None:

@@ -74,6 +74,7 @@ def test_no_module_is_over_400_lines() -> None:
                                          if k not in EXEMPT_MODULES}
 
 
+@pytest.mark.slow
 def test_no_function_is_over_60_lines() -> None:
     over = {}
     for path in modules():

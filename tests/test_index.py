@@ -65,6 +65,7 @@ def test_kinds_in_the_order_first_written() -> None:
     assert list(index.kinds()) == ["state", "data", "user"]
 
 
+@pytest.mark.slow
 def test_a_deep_path_needs_no_recursion() -> None:
     index: PathIndex[str] = PathIndex()
     deep = tuple(["k"] * 20_000)
@@ -82,6 +83,7 @@ paths = st.lists(segments, max_size=4).map(tuple)
 entries = st.lists(st.tuples(st.sampled_from(["state", "data"]), paths), max_size=25)
 
 
+@pytest.mark.slow
 @given(entries, st.sampled_from(["state", "data", "input"]), paths)
 @settings(max_examples=500)
 def test_overlapping_equals_a_scan(written: list[Entry], kind: str, read: Path) -> None:

@@ -389,6 +389,7 @@ BROKEN = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("damage", "message"), BROKEN, ids=[d.__name__ for d, _ in BROKEN])
 def test_a_damaged_journal_is_refused_with_a_clear_error(
         db: pathlib.Path, damage: Any, message: str) -> None:
@@ -404,6 +405,7 @@ def test_a_journal_that_cannot_be_created_is_refused(tmp_path: pathlib.Path, whe
         Journal.open(tmp_path / where)
 
 
+@pytest.mark.slow
 def test_a_read_only_journal_stops_the_run_before_anything_runs(db: pathlib.Path) -> None:
     _journal_with_a_run(db)
     ran = Counting()
@@ -469,6 +471,7 @@ def test_a_failing_store_stops_the_run_and_loses_nothing(
     assert len(finished) == len(set(first.keys) | set(rest.keys))
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_a_clear_error(db: pathlib.Path) -> None:
     store = SqliteStore(db)
     work = Counting()
@@ -542,6 +545,7 @@ JSON_VALUES = st.recursive(
     max_leaves=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(), JSON_VALUES, max_size=4))
 def test_rows_are_the_json_the_standard_encoder_writes(value: dict[str, Any]) -> None:

@@ -61,6 +61,7 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path
     return db, result
 
 
+@pytest.mark.slow
 def test_a_journaled_agent_run_is_the_run(recorded_run: tuple[pathlib.Path, Any]) -> None:
     db, result = recorded_run
     plain = run(None, Counting())
@@ -94,6 +95,7 @@ def test_resuming_an_ended_agent_run_runs_nothing(
     assert again.status == "completed" and messages(again.context) == messages(result.context)
 
 
+@pytest.mark.slow
 def test_resume_from_every_prefix(recorded_run: tuple[pathlib.Path, Any],
                                   tmp_path: pathlib.Path) -> None:
     db, result = recorded_run

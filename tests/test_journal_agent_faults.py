@@ -71,6 +71,7 @@ def lines(path: pathlib.Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [SEED + k for k in range(4)])
 def test_killed_agent_runs_resume_to_the_uninterrupted_result(
         tmp_path: pathlib.Path, seed: int, reference: Any) -> None:

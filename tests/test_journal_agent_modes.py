@@ -76,6 +76,7 @@ def resume(journal: Journal, asked: Asked) -> Any:
                                             **more))
 
 
+@pytest.mark.slow
 def test_each_kind_of_run_journaled_is_the_run(mode: str, tmp_path: pathlib.Path) -> None:
     plain = agent.run()
     with Journal.open(tmp_path / "run.db") as journal:
@@ -112,6 +113,7 @@ def _cut(records: list[Any], cut: int) -> list[Any]:
     return [r for r in records[:cut] if r.kind is not RecordKind.END]
 
 
+@pytest.mark.slow
 def test_resume_from_every_prefix(mode: str, tmp_path: pathlib.Path) -> None:
     plain = agent.run()
     db = tmp_path / "run.db"

@@ -109,6 +109,7 @@ def kill_point(mode: str, rng: random.Random) -> tuple[str, str]:
     return "OBELISK_TEST_KILL_AT", f"{rng.randint(1, CALLS // 3)}:{rng.choice(['before', 'after'])}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["lazy", "dry", "delegate", "stream"])
 def test_killed_runs_of_every_kind_resume_to_the_uninterrupted_result(
         tmp_path: pathlib.Path, mode: str) -> None:

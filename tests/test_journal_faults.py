@@ -129,6 +129,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("interpreter", "mode", "durability"), CASES)
 def test_killed_runs_resume_to_the_uninterrupted_result(
         tmp_path: pathlib.Path, reference: list[Any], interpreter: str, mode: str,
@@ -137,6 +138,7 @@ def test_killed_runs_resume_to_the_uninterrupted_result(
     chain(tmp_path, interpreter, mode, durability, rng, reference)
 
 
+@pytest.mark.slow
 def test_an_at_most_once_call_killed_in_flight_is_interrupted(tmp_path: pathlib.Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(acts.plan_file(2, 3, tool="charge")))

@@ -138,6 +138,7 @@ def test_help_imports_none_of_the_heavy_modules() -> None:
     assert not [m for m in NOT_FOR_HELP if m in loaded]
 
 
+@pytest.mark.slow
 def test_validate_without_tools_and_resolve_import_only_what_they_use(
         tmp_path: pathlib.Path) -> None:
     calls = [{"_tool": "fetch", "id": "†input.userId", "_outputPath": "†state.s0"}]
@@ -159,11 +160,13 @@ def test_validate_without_tools_and_resolve_import_only_what_they_use(
     assert "lark" in loaded and "obelisk.compiler.grammar" in loaded
 
 
+@pytest.mark.slow
 def test_a_command_that_needs_more_still_gets_it() -> None:
     loaded = modules_after(["conformance", "--help"])
     assert "obelisk.cli.kit" in loaded
 
 
+@pytest.mark.slow
 def test_validate_with_tools_imports_jsonschema_and_checks_the_schemas(
         tmp_path: pathlib.Path) -> None:
     # In a fresh process, where nothing imported jsonschema before: the tools are checked

@@ -551,6 +551,7 @@ def test_outcome_of_looks_a_call_up() -> None:
         result.outcome_of(0, "①")
 
 
+@pytest.mark.slow
 def test_a_result_prints_as_a_summary_whatever_its_size() -> None:
     calls = [{"_tool": "a", "_outputPath": f"†state.a{i}"} for i in range(2_000)]
     state, ready = advance(start(calls))
@@ -712,6 +713,7 @@ RESULTS = st.one_of(
         Returned), st.just(Raised("Boom", "broke")))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(CALLS, st.data())
 def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
@@ -749,6 +751,7 @@ def test_completing_many_calls_at_once_makes_the_state_one_by_one_makes(
     assert list(after.trace) == list(expected_after.trace)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(CALLS, st.data())
 def test_took_gives_the_alternative_whose_targets_each_writer_wrote(
@@ -846,6 +849,7 @@ _LITERAL = st.recursive(
     max_leaves=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b", "zz", "_meta", "_other", "x y"]), _LITERAL,
                        max_size=5))

@@ -195,6 +195,7 @@ def test_a_write_error_is_located_by_the_caller() -> None:
     assert located.reason == info.value.reason
 
 
+@pytest.mark.slow
 def test_deep_merge_is_not_recursive() -> None:
     # Two objects sharing 3,000 levels (built with writes, so no freeze limit applies):
     # deep merge must not hit Python's recursion limit.
@@ -209,6 +210,7 @@ def test_deep_merge_is_not_recursive() -> None:
     assert thaw(node) == {"x": 1, "y": 2}
 
 
+@pytest.mark.slow
 def test_deep_paths_are_iterative_and_linear() -> None:
     # A write once rendered its location at every step: quadratic, minutes for this path.
     path: tuple[Any, ...] = ("k",) * 20_000
@@ -244,6 +246,7 @@ _TREES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=300)
 @given(st.dictionaries(_KEYS, _TREES, max_size=3), st.lists(_KEYS, min_size=1, max_size=4),
        _TREES)

@@ -110,18 +110,21 @@ def mutated(draw: st.DrawFn) -> str:
     return text
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(reference())
 def test_plain_references_match_the_grammar(text: str) -> None:
     assert_same(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(expression())
 def test_expressions_match_the_grammar(text: str) -> None:
     assert_same(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(mutated())
 @example("†state.a.-5x")

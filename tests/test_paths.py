@@ -179,6 +179,7 @@ def test_rendering_is_the_same_through_the_key_memo_and_the_memo_stays_bounded()
         assert render_reference(kind, path) == text
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.recursive(st.integers() | st.text(max_size=2),
                     lambda inner: st.lists(inner, max_size=3)

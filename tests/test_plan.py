@@ -619,6 +619,7 @@ def test_hint_searches_share_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
         "write it with an earlier call's _outputPath, or add a state message to the context"]
 
 
+@pytest.mark.slow
 def test_many_dangling_references_compile_quickly() -> None:
     n = 3000
     plan = [{"_tool": "t", "p": f"†state.missing{i}", "_outputPath": f"†state.s{i}"}
@@ -672,6 +673,7 @@ def test_one_cycle_diagnostic_per_component() -> None:
     assert sorted(order[order.index(0):order.index(0) + 3]) == [0, 1, 3]
 
 
+@pytest.mark.slow
 def test_a_long_cycle_lists_every_call_and_needs_no_recursion() -> None:
     n = 5000
     plan = [{"_tool": "t", "p": f"†state.s{(i - 1) % n}", "_outputPath": f"†state.s{i}"}
@@ -845,6 +847,7 @@ def test_the_race_search_stops_after_max_race_pairs(monkeypatch: pytest.MonkeyPa
         "writing overlapping paths")
 
 
+@pytest.mark.slow
 def test_thousands_of_writers_of_one_path_compile_quickly() -> None:
     start = time.perf_counter()
     compiled = compile_plan([{"_tool": "w", "_outputPath": "†state.x"}] * 3000)

@@ -62,6 +62,7 @@ def test_switched_before_importing_a_run_takes_the_public_api() -> None:
     assert done.returncode == 0 and done.stdout == "1\n", done.stderr
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(ENTRIES, st.lists(st.tuples(KEYS, st.integers(0, 3)), min_size=1, max_size=40))
 def test_set_key_and_get_make_and_read_what_set_and_get_do(
@@ -88,6 +89,7 @@ def test_a_map_grown_key_by_key_is_laid_out_as_pmap_lays_it_out() -> None:
     assert alike(ours, theirs) and pmaps.bucket_count(ours) == pmaps.bucket_count(theirs)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(ENTRIES, KEYS)
 def test_maps_made_from_entries_are_the_maps_pmap_makes(entries: dict[str, Any],

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def check_parse(parse: Any, text: str) -> Any:
         return None
 
 
+@pytest.mark.slow
 @FAST
 @given(any_text)
 def test_parse_raises_nothing_but_syntax_errors(text: str) -> None:
@@ -65,6 +67,7 @@ def test_parse_raises_nothing_but_syntax_errors(text: str) -> None:
         check_parse(parse, text)
 
 
+@pytest.mark.slow
 @FAST
 @given(any_text)
 def test_every_output_expression_is_an_input_expression(text: str) -> None:
@@ -94,6 +97,7 @@ segments = st.one_of(key_text, st.integers(min_value=-10**6, max_value=10**6))
 paths = st.lists(segments, max_size=6).map(tuple)
 
 
+@pytest.mark.slow
 @FAST
 @given(kinds, paths)
 def test_render_parse_round_trip(kind: str, path: tuple[Any, ...]) -> None:
@@ -212,6 +216,7 @@ def classify(outcome: tuple[str, str]) -> None:
           else "read: MISSING" if outcome[1] == "MISSING" else "read: a value")
 
 
+@pytest.mark.slow
 @LAW
 @given(st.lists(messages, max_size=14), st.lists(reads, min_size=1, max_size=12))
 def test_context_reads_equal_the_fold(msgs: list[Any], reads_: list[Any]) -> None:
@@ -254,6 +259,7 @@ def read_of_last(msgs: list[Any], depth: int, instance: str | None) -> Any:
     return ("state", (), instance)
 
 
+@pytest.mark.slow
 @LAW
 @given(steps)
 def test_context_built_by_appends_and_branches_equals_the_fold(steps_: list[Any]) -> None:
@@ -318,6 +324,7 @@ def test_context_built_by_appends_and_branches_equals_the_fold(steps_: list[Any]
             assert fast(rebuilt, read) == fast(context, read)
 
 
+@pytest.mark.slow
 @LAW
 @given(
     st.lists(messages, max_size=8),
@@ -344,6 +351,7 @@ def test_a_write_changes_only_paths_it_overlaps(
 # -- the write methods (§2) ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FAST
 @given(st.one_of(st.just(MISSING), json_value.map(freeze)), path,
        st.sampled_from(list(Method)), json_value)
@@ -379,6 +387,7 @@ def test_write_methods(root: Any, where: tuple[Any, ...], method: Method, plain:
             assert strict(get_in(new, other)) == strict(get_in(root, other))
 
 
+@pytest.mark.slow
 @FAST
 @given(json_value)
 def test_freeze_thaw_round_trip(plain: Any) -> None:

@@ -7,6 +7,7 @@ import copy
 import itertools
 from typing import Any
 
+import pytest
 from equivalents import activity_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,7 @@ def replayed(plan: Any, context: Any, events: list[RunEvent]) -> Any:
     return finish(state)
 
 
+@pytest.mark.slow
 @REPLAYS
 @given(scenarios())
 def test_replaying_a_runs_events_gives_the_same_result(scenario: dict[str, Any]) -> None:
@@ -49,6 +51,7 @@ def test_replaying_a_runs_events_gives_the_same_result(scenario: dict[str, Any])
         assert again.errors == result.errors
 
 
+@pytest.mark.slow
 @REPLAYS
 @given(scenarios(), st.lists(st.integers(min_value=0, max_value=400), max_size=6))
 def test_a_replay_made_in_steps_is_the_replay_made_at_once(scenario: dict[str, Any],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from equivalents import activity_of
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -213,6 +214,7 @@ def assert_one_outcome_each(found: dict[str, Any]) -> None:
     assert keys == sorted(keys) and len(keys) == len(found["errors"])
 
 
+@pytest.mark.slow
 @RUNS
 @given(scenarios())
 def test_every_interpreter_gives_the_same_report(scenario: dict[str, Any]) -> None:
@@ -236,6 +238,7 @@ def test_every_interpreter_gives_the_same_report(scenario: dict[str, Any]) -> No
         event("instances")
 
 
+@pytest.mark.slow
 @EXPLORE
 @given(scenarios())
 def test_exploration_terminates_with_one_outcome_per_call(scenario: dict[str, Any]) -> None:

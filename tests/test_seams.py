@@ -231,6 +231,7 @@ def test_every_node_of_an_invalid_cycle_ends_invalid_and_its_readers_are_skipped
     assert finish(state).status == "completed"
 
 
+@pytest.mark.slow
 def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
     import gc
 
@@ -246,6 +247,7 @@ def test_the_call_cache_is_one_per_plan_object_and_leaves_with_it() -> None:
     assert key not in calls._CACHES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio", "dry run"])
 def test_a_finished_run_keeps_nothing_per_call(interpreter: str) -> None:
     # Once a run's result is dropped, what the run made is gone: no message, base, layout

@@ -3,6 +3,8 @@
 import io
 import pathlib
 
+import pytest
+
 from obelisk.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -19,6 +21,7 @@ def test_resolve_example() -> None:
     assert (code, out) == (0, '"inactive"\n')
 
 
+@pytest.mark.slow
 def test_conformance_vectors_pass() -> None:
     code, out, _ = run("conformance", str(ROOT / "tests/conformance"))
     assert code == 0, out

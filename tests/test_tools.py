@@ -748,6 +748,7 @@ def _with_references(value: Any, mask: list[bool]) -> Any:
     return walk(value, top=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(CALLS, st.lists(st.booleans(), min_size=1, max_size=5))
 def test_references_never_add_errors(call: dict[str, Any], mask: list[bool]) -> None:
@@ -767,6 +768,7 @@ def _has_string_prefix(value: Any, prefixes: tuple[str, ...]) -> bool:
     return False
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(CALLS)
 def test_agrees_with_jsonschema_when_no_references(call: dict[str, Any]) -> None:
@@ -782,6 +784,7 @@ def test_agrees_with_jsonschema_when_no_references(call: dict[str, Any]) -> None
     assert (validate_params(pay, call) == []) is reference
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["type", "properties", "required", "items", "$ref",
                                         "_activity", "anyOf", "const"]), JSON, max_size=4),
@@ -810,6 +813,7 @@ print(json.dumps([compose_calls_schema(registry, {"weatherCheck"}),
 """
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_hash_seed() -> None:
     outputs = set()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -176,6 +176,7 @@ def test_freeze_prefixes_the_given_pointer() -> None:
     assert info.value.pointer == "/state/a"
 
 
+@pytest.mark.slow
 def test_freeze_of_a_very_deep_value_never_overflows_the_stack() -> None:
     # 100,000 levels: either frozen (iteratively) or refused with NotJSONError, never a
     # RecursionError.
@@ -268,6 +269,7 @@ JSON = st.recursive(
     max_leaves=30)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=200)
 @given(JSON)
 def test_thaw_gives_the_plain_value_its_keys_sorted_and_its_count(plain: Any) -> None:
@@ -286,6 +288,7 @@ ANY_VALUE = st.recursive(
     max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=300)
 @given(ANY_VALUE)
 def test_a_plainly_json_value_is_one_freeze_accepts(value: Any) -> None:
@@ -303,6 +306,7 @@ SCALARS = (st.none() | st.booleans() | st.integers() | st.text(max_size=4)
                               "é\udfff", "é", True, 2 ** 63]))
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=400)
 @given(SCALARS, st.sampled_from([1, 7, UNLIMITED]))
 def test_freezing_a_scalar_takes_the_shortcut_only_where_the_walk_agrees(
@@ -323,6 +327,7 @@ def test_freezing_a_scalar_takes_the_shortcut_only_where_the_walk_agrees(
     assert got == walked and type(got) is type(walked)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=400)
 @given(SCALARS | st.text(max_size=4).map(lambda tail: "\u2020state." + tail))
 def test_an_object_member_takes_the_shortcut_only_where_the_walk_agrees(value: Any) -> None:
@@ -372,6 +377,7 @@ def test_thawing_an_object_of_scalars_counts_and_bounds_like_any_value(size: int
         thaw_counted(nested, size + 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=2), max_size=40))
 def test_a_frozen_object_is_laid_out_as_pmap_lays_it_out(entries: dict[str, Any]) -> None:

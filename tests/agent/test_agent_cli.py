@@ -104,6 +104,7 @@ def solutions() -> list[Any]:
     return json.loads((EXAMPLES / "refund.solutions.json").read_text())
 
 
+@pytest.mark.slow
 def test_the_same_agent_against_a_local_openai_compatible_server() -> None:
     answers = [openai_completion(json.dumps(s, ensure_ascii=False)) for s in solutions()]
     with serve(answers) as server:
@@ -118,6 +119,7 @@ def test_the_same_agent_against_a_local_openai_compatible_server() -> None:
     assert sent[0]["response_format"]["type"] == "json_schema"
 
 
+@pytest.mark.slow
 def test_the_same_agent_against_a_local_anthropic_compatible_server(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")

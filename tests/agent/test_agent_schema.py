@@ -268,6 +268,7 @@ def strictify(value: Any, schema: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @given(solutions())
 def test_drop_forced_nulls_inverts_strict_mode(solution: dict[str, Any]) -> None:
     assert valid(SCHEMA, solution) == []

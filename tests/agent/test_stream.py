@@ -111,6 +111,7 @@ def plans(draw: st.DrawFn) -> list[dict[str, Any]]:
     return calls
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(plans(), st.lists(st.sampled_from([0.0, 0.001, 0.003]), min_size=1, max_size=6),
        st.lists(st.sampled_from([0.0, 0.001, 0.002]), min_size=6, max_size=6))
@@ -151,6 +152,7 @@ class ChunkedLLM(ScriptedLLM):
         yield StreamedOutput(parser.close(), reply.usage)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(plans(), st.lists(st.integers(1, 60), min_size=1, max_size=8),
        st.sampled_from([0.0, 0.0005]),

@@ -68,6 +68,7 @@ def dense(writers: int, readers: int) -> list[dict[str, Any]]:
 
 # -- item 3: compiling is linear in instances -----------------------------------------------
 
+@pytest.mark.slow
 def test_compiling_for_instances_is_linear_in_instances() -> None:
     # Every instance copy only depends within its own instance and the global layer, so
     # twice the instances is twice the work (the dangling †state.nope in every instance
@@ -98,6 +99,7 @@ def test_instance_copies_link_within_their_instance_and_the_global_layer() -> No
 
 # -- item 4: dense graphs --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_dense_plan_takes_memory_linear_in_its_calls() -> None:
     # W writers and R readers of one path: W x R dependencies, but memory must grow with
     # W + R (twice the calls: at most about twice the memory, not four times).
@@ -106,6 +108,7 @@ def test_a_dense_plan_takes_memory_linear_in_its_calls() -> None:
     assert large / small < 2.6
 
 
+@pytest.mark.slow
 def test_type_checking_a_dense_plan_is_linear_in_its_calls() -> None:
     # The readers of one path share their writers: their types are inferred once.
     tools = [{"type": "object", "properties": {

@@ -142,6 +142,7 @@ def test_stop_iteration_is_not_a_false_timeout() -> None:
     assert resolve(result.context, "†state.err.type") == "StopIteration"
 
 
+@pytest.mark.slow
 def test_stop_iteration_under_the_cli_asyncio_interpreter(tmp_path: pathlib.Path) -> None:
     (tmp_path / "stopper.py").write_text(
         "def t(call, tool, context):\n    raise StopIteration\n"
@@ -339,6 +340,7 @@ def doubling_plan(steps: int) -> list[dict[str, Any]]:
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
 def test_the_echo_doubling_plan_stops_at_the_limit(interpreter: str) -> None:
     result = dry_run(doubling_plan(60), [{"type": "state", "v0": "x"}],

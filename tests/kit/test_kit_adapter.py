@@ -85,6 +85,7 @@ def test_serve_answers_line_by_line_and_survives_garbage() -> None:
     assert answers[3] == {"value": 3}
 
 
+@pytest.mark.slow
 def test_obelisk_adapter_as_a_subprocess() -> None:
     requests = [{"op": "hello"}, ANSWERS[0][0], ANSWERS[5][0]]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in requests)
@@ -96,6 +97,7 @@ def test_obelisk_adapter_as_a_subprocess() -> None:
     assert contains(answers[2], ANSWERS[5][1])
 
 
+@pytest.mark.slow
 def test_client_talks_to_obelisk_adapter() -> None:
     with AdapterClient(OBELISK_ADAPTER) as client:
         assert client.supports(Op.RUN) and client.supports(Op.AGENT)
@@ -106,6 +108,7 @@ def test_client_talks_to_obelisk_adapter() -> None:
         assert client.restarts == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("ref", "words"), [
     ("†crash", "the adapter exited without answering (exit status 3)"),
     ("†garbage", "the answer is not a line of UTF-8 JSON"),
@@ -127,6 +130,7 @@ def test_a_broken_answer_fails_only_that_request_and_the_adapter_restarts(
         assert client.restarts == 1
 
 
+@pytest.mark.slow
 def test_a_wrong_shape_fails_the_request_and_keeps_the_process() -> None:
     with AdapterClient(script("misbehaving")) as client:
         good = {"op": "resolve", "context": [], "ref": "†state.a", "instance": None}
@@ -147,6 +151,7 @@ def test_commands_that_cannot_start(command: str, words: str) -> None:
         AdapterClient(command).start()
 
 
+@pytest.mark.slow
 def test_a_bad_hello_is_reported() -> None:
     with pytest.raises(AdapterError, match=r"request #1 \(hello\).*\"protocol\" must be 1"):
         AdapterClient(script("misbehaving", "--bad-hello")).start()

@@ -35,6 +35,7 @@ def write(folder: pathlib.Path, vectors: list[Any]) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_no_path_runs_the_bundled_pack() -> None:
     code, out, _ = cli("conformance", "-q")
     total = sum(len(json.loads(pathlib.Path(p).read_text(encoding="utf-8")))
@@ -48,6 +49,7 @@ def test_the_pack_is_package_data_and_tests_conformance_points_at_it() -> None:
     assert here.resolve() == pathlib.Path(pack_dir()).resolve()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
 def test_obelisk_adapter_passes_the_whole_pack(interpreter: str) -> None:
     adapter = f"{OBELISK_ADAPTER} --interpreter {interpreter}"
@@ -56,6 +58,7 @@ def test_obelisk_adapter_passes_the_whole_pack(interpreter: str) -> None:
     assert out == cli("conformance", "-q")[1]
 
 
+@pytest.mark.slow
 def test_against_gives_the_same_failures_as_in_process(tmp_path: pathlib.Path) -> None:
     wrong = {**RUN_VECTOR, "id": "t/wrong", "expect": {
         "executed": [], "values": [{"ref": "†state.x", "value": 2}],
@@ -68,6 +71,7 @@ def test_against_gives_the_same_failures_as_in_process(tmp_path: pathlib.Path) -
         in here[1]
 
 
+@pytest.mark.slow
 def test_unsupported_ops_are_counted_apart_and_fail_under_strict(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, [RESOLVE_VECTOR, RUN_VECTOR, AGENT_VECTOR])
     only_resolve = script("misbehaving", "--ops", "resolve")
@@ -88,6 +92,7 @@ def test_agent_vectors_are_judged_in_process() -> None:
     assert check_vector(wrong) == ["output: expected 2, got 1"]
 
 
+@pytest.mark.slow
 def test_a_crashing_adapter_fails_the_vector_in_flight_and_the_run_goes_on(
         tmp_path: pathlib.Path) -> None:
     crash = {"id": "t/crash", "cases": [{"ref": "†crash", "missing": True}]}
@@ -99,6 +104,7 @@ def test_a_crashing_adapter_fails_the_vector_in_flight_and_the_run_goes_on(
     assert out.splitlines()[-1] == "2 passed, 1 failed"
 
 
+@pytest.mark.slow
 def test_a_seeded_defect_fails_vectors_of_the_pack() -> None:
     code, out, _ = cli("conformance", "-q", "--against", script("error_to_value_branch"))
     assert code == 1
@@ -117,6 +123,7 @@ def test_bad_usage_exits_2_without_a_traceback(argv: list[str]) -> None:
     assert err.startswith("error: ") and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_export_writes_the_pack_its_schema_and_the_protocol(tmp_path: pathlib.Path) -> None:
     target = tmp_path / "pack"
     code, out, _ = cli("conformance", "--export", str(target))
@@ -168,6 +175,7 @@ def read(context: Context, ref: str, instance: str | None) -> Any:
         return (type(exc).__name__,)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(contexts(), st.lists(st.tuples(expressions(), st.sampled_from([None, "①", "②", "③"])),
                             max_size=6))

@@ -25,6 +25,7 @@ def toy_adapter(folder: pathlib.Path) -> str:
     return f"{shlex.quote(str(NODE))} {shlex.quote(str(path))}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_documented_javascript_adapter(tmp_path: pathlib.Path) -> None:
     command = toy_adapter(tmp_path)

@@ -27,6 +27,7 @@ DEFECTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "op", "area"), DEFECTS)
 def test_each_seeded_defect_is_caught_and_shrunk(name: str, op: str, area: str,
                                                 tmp_path: pathlib.Path) -> None:
@@ -48,6 +49,7 @@ def test_each_seeded_defect_is_caught_and_shrunk(name: str, op: str, area: str,
     assert code == 1 and out.splitlines()[-1] == "0 passed, 1 failed"
 
 
+@pytest.mark.slow
 def test_obelisk_adapter_agrees_with_obelisk() -> None:
     code, out, err = cli("fuzz", "--against", OBELISK_ADAPTER, "--seed", "0")
     assert code == 0, out + err
@@ -55,6 +57,7 @@ def test_obelisk_adapter_agrees_with_obelisk() -> None:
         assert f"{op}: no difference in {DEFAULT_EXAMPLES} examples" in out
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_cases() -> None:
     argv = ("fuzz", "--against", script("no_dangling_reference"), "--ops", "check",
             "--seed", "7")
@@ -62,6 +65,7 @@ def test_the_same_seed_gives_the_same_cases() -> None:
     assert first == second and first[0] == 1
 
 
+@pytest.mark.slow
 def test_unsupported_ops_are_skipped() -> None:
     code, out, _ = cli("fuzz", "--against", script("misbehaving", "--ops", "resolve"),
                        "--ops", "check,run", "--seed", "0")
@@ -80,6 +84,7 @@ def test_fuzz_bad_usage_exits_2(argv: list[str]) -> None:
     assert code == 2 and "Traceback" not in out + err
 
 
+@pytest.mark.slow
 def test_assert_conforms_passes_for_obelisk_and_fails_with_a_vector() -> None:
     with Adapter(OBELISK_ADAPTER) as adapter:
         assert_conforms(adapter, examples=25, seed=1)
@@ -90,12 +95,14 @@ def test_assert_conforms_passes_for_obelisk_and_fails_with_a_vector() -> None:
     assert '"code": "dangling-reference"' in str(caught.value)
 
 
+@pytest.mark.slow
 def test_assert_conforms_lists_failing_vectors() -> None:
     with Adapter(script("concat_as_push")) as adapter, pytest.raises(AssertionError) as caught:
         assert_conforms(adapter, ops=[])
     assert "vectors failed on" in str(caught.value) and "FAIL " in str(caught.value)
 
 
+@pytest.mark.slow
 def test_import_obelisk_does_not_import_hypothesis() -> None:
     code = ("import sys, obelisk, obelisk.cli, obelisk.kit.conformance, obelisk.cli.kit, "
             "obelisk.kit.client, obelisk.kit.server, obelisk.kit.pack; "
@@ -105,6 +112,7 @@ def test_import_obelisk_does_not_import_hypothesis() -> None:
     assert done.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_fuzz_without_hypothesis_says_how_to_install_it() -> None:
     code = ("import sys; sys.modules['hypothesis'] = None\n"
             "from obelisk.cli import main\n"

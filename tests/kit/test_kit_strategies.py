@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -14,12 +15,14 @@ from obelisk.testing import contexts, expressions, mocks, output_paths, plans
 SOME = settings(max_examples=100, deadline=None)
 
 
+@pytest.mark.slow
 @SOME
 @given(contexts())
 def test_contexts_are_valid(messages: list[Any]) -> None:
     Context.of(messages)
 
 
+@pytest.mark.slow
 @SOME
 @given(expressions(invalid=False))
 def test_valid_expressions_parse(text: str) -> None:
@@ -32,6 +35,7 @@ def test_output_paths_parse(text: str) -> None:
     parse_output(text)
 
 
+@pytest.mark.slow
 @SOME
 @given(plans())
 def test_plans_compile_without_races_and_mock_every_tool(plan: dict[str, Any]) -> None:
@@ -45,6 +49,7 @@ def test_plans_compile_without_races_and_mock_every_tool(plan: dict[str, Any]) -
         event(f"a call {call.outcome}")
 
 
+@pytest.mark.slow
 @SOME
 @given(plans(wild=True))
 def test_wild_plans_have_compile_errors_sometimes(plan: dict[str, Any]) -> None:
@@ -52,6 +57,7 @@ def test_wild_plans_have_compile_errors_sometimes(plan: dict[str, Any]) -> None:
     event("errors" if not compiled.ok else "no errors")
 
 
+@pytest.mark.slow
 @SOME
 @given(st.lists(st.sampled_from(["a", "b", "c"]), unique=True, min_size=1).flatmap(
     lambda tools: st.tuples(st.just(tools), mocks(tools))))

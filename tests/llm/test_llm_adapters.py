@@ -85,6 +85,7 @@ def anthropic(server: Any, sleeps: Sleeps | None = None, **policy: Any) -> Anthr
 # -- OpenAI ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_openai_sends_the_strict_schema_and_reads_the_solution() -> None:
     # Strict mode forces a null into the optional "verbose": the adapter drops it again.
     content = {"calls": [{**SOLUTION["calls"][0], "verbose": None}], "output": None}
@@ -101,6 +102,7 @@ def test_openai_sends_the_strict_schema_and_reads_the_solution() -> None:
     assert sent.body["messages"] == request().turns_json()
 
 
+@pytest.mark.slow
 def test_openai_refusal_is_a_refusal() -> None:
     with serve([openai_completion(None, refusal="I can't help with that.")]) as server, \
             pytest.raises(Refusal) as caught:
@@ -109,6 +111,7 @@ def test_openai_refusal_is_a_refusal() -> None:
     assert len(server.requests) == 1  # a refusal is not retried
 
 
+@pytest.mark.slow
 def test_openai_malformed_content_is_asked_again_once() -> None:
     with serve([openai_completion("{not json"), openai_completion(json.dumps(SOLUTION))]) as s:
         assert run(openai(s).solve(request())).value == SOLUTION
@@ -120,6 +123,7 @@ def test_openai_malformed_content_is_asked_again_once() -> None:
     assert len(s.requests) == 2
 
 
+@pytest.mark.slow
 def test_openai_retries_429_with_retry_after_and_5xx_with_backoff() -> None:
     sleeps = Sleeps()
     answers = [error(429, retry_after="7"), error(500), openai_completion(json.dumps(SOLUTION))]
@@ -130,6 +134,7 @@ def test_openai_retries_429_with_retry_after_and_5xx_with_backoff() -> None:
     assert len(server.requests) == 3
 
 
+@pytest.mark.slow
 def test_openai_gives_up_after_the_budget() -> None:
     sleeps = Sleeps()
     with serve([error(503)] * 3) as server, pytest.raises(LLMError) as caught:
@@ -141,6 +146,7 @@ def test_openai_gives_up_after_the_budget() -> None:
     assert "gave up after 3 attempts" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_openai_client_errors_are_not_retried() -> None:
     with serve([error(400, "bad schema")]) as server, pytest.raises(LLMError) as caught:
         run(openai(server).solve(request()))
@@ -148,6 +154,7 @@ def test_openai_client_errors_are_not_retried() -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_openai_timeouts_are_retried_then_fail() -> None:
     slow = error(500, delay=30.0)  # never answered in time: the server is closed first
     with serve([slow, slow]) as server, pytest.raises(LLMError) as caught:
@@ -156,6 +163,7 @@ def test_openai_timeouts_are_retried_then_fail() -> None:
     assert len(server.requests) == 2
 
 
+@pytest.mark.slow
 def test_openai_latent_wraps_the_schema_as_an_object() -> None:
     sub = build_latent_request(CONTEXT, {"_tool": "think", "topic": "refunds"}, THINK)
     with serve([openai_completion(json.dumps({"value": {"idea": "ask"}}))]) as server:
@@ -166,6 +174,7 @@ def test_openai_latent_wraps_the_schema_as_an_object() -> None:
     assert schema["schema"]["properties"]["value"]["properties"] == {"idea": {"type": "string"}}
 
 
+@pytest.mark.slow
 def test_openai_key_from_the_environment_and_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with serve([openai_completion(json.dumps(SOLUTION))]) as server:
@@ -177,6 +186,7 @@ def test_openai_key_from_the_environment_and_missing(monkeypatch: pytest.MonkeyP
         OpenAILLM("m")
 
 
+@pytest.mark.slow
 def test_openai_streaming_is_there() -> None:
     # Was a placeholder test (NotImplementedError) until streaming existed; the streaming
     # tests are in tests/llm/test_llm_streaming.py.
@@ -194,6 +204,7 @@ async def _collect(items: Any) -> list[Any]:
 # -- Anthropic ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_anthropic_forces_one_tool_and_reads_its_input() -> None:
     with serve([anthropic_message(SOLUTION)]) as server:
         reply = run(anthropic(server).solve(request()))
@@ -213,6 +224,7 @@ def test_anthropic_forces_one_tool_and_reads_its_input() -> None:
     assert [b["text"] for b in message["content"]] == [t.content for t in request().messages]
 
 
+@pytest.mark.slow
 def test_anthropic_refusal_and_missing_tool_call() -> None:
     with serve([anthropic_message(refusal="No.")]) as server, \
             pytest.raises(Refusal, match="No."):
@@ -224,6 +236,7 @@ def test_anthropic_refusal_and_missing_tool_call() -> None:
     assert len(s.requests) == 2
 
 
+@pytest.mark.slow
 def test_anthropic_retries_overloaded_and_rate_limits() -> None:
     sleeps = Sleeps()
     answers = [error(529), error(429, retry_after="2"), anthropic_message(SOLUTION)]
@@ -232,6 +245,7 @@ def test_anthropic_retries_overloaded_and_rate_limits() -> None:
     assert sleeps.waits == [0.5, 2.0]
 
 
+@pytest.mark.slow
 def test_anthropic_latent_unwraps_the_value() -> None:
     sub = build_latent_request(CONTEXT, {"_tool": "think", "topic": "x"}, THINK)
     with serve([anthropic_message({"value": {"idea": "y"}}, name="latent")]) as server:
@@ -242,6 +256,7 @@ def test_anthropic_latent_unwraps_the_value() -> None:
 # -- keys never leak -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [openai, anthropic])
 def test_the_key_never_appears_in_errors_reprs_or_logs(
         make: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -329,6 +344,7 @@ def test_a_refused_connection_is_retried_then_fails() -> None:
     assert caught.value.attempts == 2 and len(sleeps.waits) == 1
 
 
+@pytest.mark.slow
 def test_every_adapter_speaks_the_protocol() -> None:
     with serve([]) as server:
         for adapter in (ScriptedLLM(), openai(server), anthropic(server)):

@@ -47,6 +47,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6)
                     | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.dictionaries(st.text(max_size=5), JSON, max_size=3), max_size=4), JSON,
        st.lists(st.integers(1, 40), min_size=1, max_size=30))
@@ -79,6 +80,7 @@ def test_text_that_is_not_one_json_document_is_malformed(text: str) -> None:
         parser.close()
 
 
+@pytest.mark.slow
 def test_openai_streams_calls_then_the_output() -> None:
     with serve([openai_stream(json.dumps(SOLUTION), size=5)]) as server:
         llm = OpenAILLM("test-model", api_key=KEY, base_url=server.base_url)
@@ -89,6 +91,7 @@ def test_openai_streams_calls_then_the_output() -> None:
     assert body["stream"] is True and body["response_format"]["json_schema"]["strict"]
 
 
+@pytest.mark.slow
 def test_anthropic_streams_the_forced_tools_input() -> None:
     with serve([anthropic_stream(SOLUTION, size=6)]) as server:
         llm = AnthropicLLM("test-model", api_key=KEY, base_url=server.root_url)
@@ -99,6 +102,7 @@ def test_anthropic_streams_the_forced_tools_input() -> None:
     assert body["stream"] is True and body["tool_choice"]["name"] == "solution"
 
 
+@pytest.mark.slow
 def test_a_broken_stream_is_an_llm_error_without_the_key() -> None:
     with serve([openai_stream('{"calls": [{"_tool": "lookup"}, ', size=4)]) as server:
         llm = OpenAILLM("test-model", api_key=KEY, base_url=server.base_url)
@@ -111,6 +115,7 @@ def test_a_broken_stream_is_an_llm_error_without_the_key() -> None:
             asyncio.run(collect(llm2.stream(request())))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_the_agent_streams_through_a_provider_from_the_command_line(
         provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
