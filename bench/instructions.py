@@ -24,7 +24,10 @@ whose speed differs.
 Needs valgrind (``apt-get install valgrind``). Each count runs a child under callgrind,
 about 50 times slower than natively: the whole script takes several minutes.
 
-Run: python bench/instructions.py [--sizes 1000,10000] [--no-compile]
+``--pyrsistent public`` counts the same with the kernel room (``obelisk.core.pmaps``)
+switched to pyrsistent's public API: what its bucket reads save.
+
+Run: python bench/instructions.py [--sizes 1000,10000] [--no-compile] [--pyrsistent public]
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ ENGINES = ("obelisk asyncio", "raw asyncio")
 
 def child(engine: str, kind: str, n: int, measured: bool) -> None:
     """The child's work: the warm-up, then (when ``measured``) the run that is counted."""
+    if os.environ.get("OBELISK_PYRSISTENT") == "public":  # before obelisk is imported
+        from obelisk.core import pmaps
+
+        pmaps.use_public_api()
     sys.path.insert(0, str(BENCH))
     import peers
 
@@ -91,6 +98,8 @@ def main() -> None:
                         default=[1_000, 10_000], help="comma-separated node counts")
     parser.add_argument("--no-compile", action="store_true",
                         help="leave out the compile row (about two minutes)")
+    parser.add_argument("--pyrsistent", choices=["fast", "public"], default="fast",
+                        help="public: pyrsistent's public API instead of the bucket reads")
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "KIND", "N", "MEASURED"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -100,8 +109,10 @@ def main() -> None:
         return
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed here (apt-get install valgrind)")
+    if args.pyrsistent == "public":  # the children read it (count passes the environment)
+        os.environ["OBELISK_PYRSISTENT"] = "public"
     print(f"Python {sys.version.split()[0]}; instructions per node (callgrind), "
-          f"PYTHONHASHSEED=0")
+          f"PYTHONHASHSEED=0, pyrsistent: {args.pyrsistent}")
     for kind in ("fan-out", "chain"):
         for n in args.sizes:
             ours, raw = per_node(ENGINES[0], kind, n), per_node(ENGINES[1], kind, n)

@@ -104,12 +104,8 @@ def latent_outcome(invocation: Invocation) -> Outcome | None:
 def arguments(invocation: Invocation) -> tuple[dict[str, Any], Any, Context]:
     """The three arguments an activity receives, fresh for each invocation.
 
-    The call is the invocation's own: the machine resolves a new one, sharing nothing,
-    for every invocation (:func:`~obelisk.interpreters.calls.resolved_call`, and
-    :func:`~obelisk.interpreters.machine.decide` for a replacement), and every other party
-    that is shown it (the approval hook, an observer's ``Started``) is given a copy of its
-    own before the activity starts. So what the activity changes in it nobody else sees,
-    without a second copy per call.
+    The call is a copy of the invocation's own (:meth:`Invocation.for_activity`): what the
+    activity changes in it, nobody else sees.
     """
     tool = invocation.tool.to_json() if invocation.tool is not None else None
     return invocation.for_activity(), tool, invocation.context

@@ -2,8 +2,7 @@
 (the sync, asyncio and streaming loops alike) and the timeout step while it runs (the
 asyncio and streaming loops).
 
-The approval step asks the hook with a copy of the call (the activity is handed the
-invocation's own), turns its answer into a verdict, applies it (the machine's
+The approval step asks the hook with a copy of the call, turns its answer into a verdict, applies it (the machine's
 ``decide``) and tells whoever follows the run. The timeout step bounds a call: past its
 time it ends with a ``Timeout`` failure, routed like any exception.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
@@ -60,12 +60,9 @@ class Replayed:
     running: tuple[Invocation, ...]
 
     def pick_up(self) -> tuple[tuple[Invocation, ...], tuple[Invocation, ...]]:
-        """``running`` and ``undecided``, for a run that resumes from this replay: each
-        invocation with a call of its own. An activity is handed its invocation's call
-        itself, so two runs resumed from one replay must not share one (and the
-        replay's own invocations stay as they were replayed)."""
-        return (tuple(evolve(i, call=i.fresh_call()) for i in self.running),
-                tuple(evolve(i, call=i.fresh_call()) for i in self.undecided))
+        """``running`` and ``undecided``, for a run that resumes from this replay (two
+        runs may resume from one replay: whoever is handed a call gets a copy)."""
+        return self.running, self.undecided
 
 
 def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,

@@ -872,9 +872,9 @@ def test_the_default_clock_is_utc_text_to_the_millisecond_shared_within_one() ->
 
 @pytest.mark.parametrize("style", ["sync", "asyncio"])
 def test_what_an_activity_changes_in_its_call_nobody_else_sees(style: str) -> None:
-    # The activity is handed the invocation's own call, not a copy of it: every other
-    # party must have been given its own copy first, and the next invocation of the same
-    # node (a plan run again, whose template is then kept) must get a call of its own.
+    # Every party is handed a call of its own: what the activity changes, the approval
+    # hook and the next invocation of the same node (a plan run again, whose template is
+    # then kept) never see.
     from obelisk import compile_plan
 
     compiled = compile_plan([

@@ -184,8 +184,8 @@ def test_a_streamed_call_past_the_timeout_fails_with_timeout() -> None:
 
 
 def test_the_streamed_approval_hook_keeps_what_it_was_shown() -> None:
-    # The activity is handed the invocation's own call: the hook must have had a deep
-    # copy of its own (a shallow one would share the nested list the activity changes).
+    # The hook has a deep copy of its own (a shallow one would share the nested list the
+    # activity changes).
     shown: list[dict[str, Any]] = []
 
     def approve(call: dict[str, Any]) -> bool:
