@@ -192,7 +192,10 @@ def test_the_report_marks_a_wrong_answer_and_an_absent_langgraph() -> None:
     rows = table(results, [task])
     assert rows[1].endswith("right") and rows[2].endswith("WRONG")
     assert not all_right(results, [task]) and all_right({(task.name, "whole"): good}, [task])
-    assert any("not measured (LangGraph absent)" in line for line in goals(results))
+    assert any("chain, against LangGraph parallel: not measured (LangGraph absent)" in line
+               for line in goals(results))
+    # A task that was not run (--tasks) has no goal line at all.
+    assert not any("branch" in line or "parallel," in line for line in goals(results))
 
 
 def test_the_command_checks_the_answers_and_refuses_an_unknown_task(

@@ -118,6 +118,8 @@ def goals(results: Results) -> list[str]:
                          f"(goal >= 1.3x): {_mark(gain >= 1.3)}")
     for task in ("chain", "branch"):
         other = results.get((task, "lg-parallel"))
+        if (task, "whole") not in results:
+            continue  # not among the tasks run (--tasks)
         if other is None:
             lines.append(f"  {task}, against LangGraph parallel: not measured (LangGraph absent)")
             continue
