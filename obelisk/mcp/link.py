@@ -244,7 +244,8 @@ class Link:
             text = self._stderr.read().decode("utf-8", "replace").strip()
         except OSError:
             return ""
-        return f"; its stderr ends with: {text}" if text else ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()][-3:]
+        return f"; its stderr ends with: {' | '.join(lines)}" if lines else ""
 
     # -- requests ------------------------------------------------------------------------
 
