@@ -237,3 +237,51 @@ def _print_tool(tool: Any, out: TextIO) -> None:
 
 
 MCP = Command("mcp", "list MCP servers' tools as obelisk sees them", add_arguments, run)
+
+
+# -- agents and resumed runs -------------------------------------------------------------
+
+
+def agent_refresh(args: argparse.Namespace, loaded: Any) -> Any:
+    """The agent loop's ``refresh``: the servers re-listed before a tick when one of them
+    said its tool list changed (None when no server is named)."""
+    servers = getattr(args, "mcp_servers", None)
+    if servers is None:
+        return None
+
+    async def refresh() -> Any:
+        if not servers.stale:
+            return None
+        servers.call_soon(servers.refresh())  # on the servers' own loop
+        return servers.tools, {**servers.activities, **(loaded or {})}
+
+    return refresh
+
+
+def check_recorded(args: argparse.Namespace, err: TextIO, recorded: Sequence[Any],
+                   where: str) -> None:
+    """Open the command's MCP servers and refuse to resume when a tool the run was
+    recorded with is offered now with another schema."""
+    servers = servers_for(args, err)
+    if servers is None:
+        return
+    current = {tool.name: tool for tool in servers.mcp_tools}
+    changed = []
+    for schema in recorded:
+        plain = schema.to_json() if hasattr(schema, "to_json") else schema
+        name = plain.get("properties", {}).get("_tool", {}).get("const")
+        tool = current.get(name) if isinstance(name, str) else None
+        if tool is not None and _canonical(plain) != _canonical(tool.schema):
+            changed.append(name)
+    if changed:
+        raise InputError(
+            f"{where}: the MCP tool(s) {', '.join(map(repr, sorted(changed)))} changed their "
+            "schema since the run was recorded, so it is not resumed (its recorded calls "
+            "were checked against the old schema); resume it against the servers as they "
+            "were, or start a new run")
+
+
+def _canonical(value: Any) -> str:
+    from obelisk import thaw
+
+    return json.dumps(thaw(value), sort_keys=True)
