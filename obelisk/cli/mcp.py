@@ -45,7 +45,7 @@ def add_mcp_arguments(parser: argparse.ArgumentParser, *, runs: bool = False) ->
                                 "cannot ask refuses them otherwise)")
 
 
-def _specs(args: argparse.Namespace, extra: Any, where: str) -> list[ServerSpec]:
+def specs_of(args: argparse.Namespace, extra: Any = None, where: str = "") -> list[ServerSpec]:
     """The servers of ``--mcp``, ``--mcp-config`` and a file's ``mcp`` field."""
     from obelisk.mcp.specs import McpConfigError, parse_spec, servers_of_config
 
@@ -68,7 +68,7 @@ def servers_for(args: argparse.Namespace, err: TextIO, extra: Any = None,
     opened: McpServers | None = getattr(args, "mcp_servers", None)
     if opened is not None and extra is None:
         return opened
-    specs = _specs(args, extra, where)
+    specs = specs_of(args, extra, where)
     if opened is not None:
         known = set(opened.specs)
         specs = [s for s in specs if s not in known]
