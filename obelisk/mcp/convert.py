@@ -182,7 +182,7 @@ def _inlined(schema: dict[str, Any], where: str) -> dict[str, Any]:
             if ref in expanding:
                 return {}
             resolved = walk(_target(root, ref, where), expanding | {ref})
-            rest = {k: v for k, v in node.items() if k != "$ref"}
+            rest = {k: v for k, v in node.items() if k not in ("$ref", "$defs", "definitions")}
             return {"allOf": [resolved, walk(rest, expanding)]} if rest else resolved
         return {key: (value if key in ("const", "enum", "default", "examples")
                       else walk(value, expanding))

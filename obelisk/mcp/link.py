@@ -38,6 +38,10 @@ CONNECTION_CLOSED = types.CONNECTION_CLOSED
 
 #: How many bytes of a stdio server's stderr an error shows.
 _STDERR_TAIL = 600
+#: Seconds that starting a server, its handshake and ``tools/list`` may take at least
+#: (a subprocess that imports its SDK takes a second or two): a short call timeout does
+#: not make them fail.
+CONNECT_TIMEOUT = 30.0
 #: Pages of ``tools/list`` followed before giving up (a server that pages forever).
 _MAX_PAGES = 1000
 
@@ -108,6 +112,7 @@ class Link:
         self._release: asyncio.Event | None = None
         self._stderr: IO[bytes] | None = None
         self.connects = 0
+        self._setup_timeout = max(timeout, CONNECT_TIMEOUT)
 
     # -- opening and closing -------------------------------------------------------------
 
@@ -139,11 +144,13 @@ class Link:
             self._owner = loop.create_task(self._own(ready, self._release),
                                            name=f"mcp {self.spec.label}")
             try:
-                client: Client = await asyncio.wait_for(asyncio.shield(ready), self.timeout)
+                client: Client = await asyncio.wait_for(asyncio.shield(ready),
+                                                        self._setup_timeout)
             except asyncio.TimeoutError:
                 await self._leave(cancel=True)
                 raise McpServerError(f"server {self.spec.label} did not finish connecting "
-                                     f"within {self.timeout:g} s{self._last_words()}") from None
+                                     f"within {self._setup_timeout:g} s{self._last_words()}"
+                                     ) from None
             self._client = client
             return client
         finally:
@@ -172,7 +179,7 @@ class Link:
     async def _own(self, ready: asyncio.Future[Client], release: asyncio.Event) -> None:
         """The owner task: enter the session, hold it until released, leave it."""
         client = Client(self._transport(), message_handler=self._message,
-                        read_timeout_seconds=self.timeout, cache=None,
+                        read_timeout_seconds=self._setup_timeout, cache=None,
                         client_info=types.Implementation(name="obelisk", version=_version()))
         try:
             async with client, self._listening(client):
