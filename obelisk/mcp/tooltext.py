@@ -29,6 +29,10 @@ _CONTEXT = {
                    "[{\"type\": \"input\", \"city\": \"Paris\"}] for \"†input.city\".",
 }
 
+#: The annotations of the tools that only read (every one but run_plan).
+_READS = {"readOnlyHint": True, "idempotentHint": True, "destructiveHint": False,
+          "openWorldHint": False}
+
 #: The server's tools, in the order they are listed.
 TOOLS: list[dict[str, Any]] = [
     {
@@ -42,8 +46,7 @@ TOOLS: list[dict[str, Any]] = [
             "it again if a tool you expected is missing: the list is refreshed when the "
             "servers change it."),
         "inputSchema": {"type": "object", "properties": {}},
-        "annotations": {"readOnlyHint": True, "idempotentHint": True,
-                        "destructiveHint": False, "openWorldHint": False},
+        "annotations": _READS,
     },
     {
         "name": "validate_plan",
@@ -54,8 +57,7 @@ TOOLS: list[dict[str, Any]] = [
             "them and validate again before run_plan."),
         "inputSchema": {"type": "object", "properties": {"calls": _CALLS, "context": _CONTEXT},
                         "required": ["calls"]},
-        "annotations": {"readOnlyHint": True, "idempotentHint": True,
-                        "destructiveHint": False, "openWorldHint": False},
+        "annotations": _READS,
     },
     {
         "name": "dry_run_plan",
@@ -68,8 +70,7 @@ TOOLS: list[dict[str, Any]] = [
             "calls": _CALLS, "output": _OUTPUT, "context": _CONTEXT,
             "mocks": {"type": "object", "description": "Optional results by tool name."}},
             "required": ["calls"]},
-        "annotations": {"readOnlyHint": True, "idempotentHint": True,
-                        "destructiveHint": False, "openWorldHint": False},
+        "annotations": _READS,
     },
     {
         "name": "run_plan",
