@@ -164,3 +164,17 @@ def test_a_server_that_cannot_start_is_named() -> None:
 
     with pytest.raises(obelisk.mcp.McpServerError, match="server bad could not be started"):
         asyncio.run(main())
+
+
+def test_tools_list_is_followed_page_by_page() -> None:
+    import sys
+
+    from mcp_servers import HERE
+
+    spec = f"p=stdio:{sys.executable} {HERE / 'mcp_paged_server.py'}"
+    with McpServers([spec]) as servers:
+        names = [t.name for t in servers.mcp_tools]
+        result = obelisk.run_sync([{"_tool": "p.third", "_outputPath": "†state.t"}],
+                                  tools=servers.tools, activities=servers.activities)
+    assert names == ["p.first", "p.second", "p.third"]
+    assert state(result) == {"t": "third"}
