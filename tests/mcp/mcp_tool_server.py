@@ -67,6 +67,13 @@ def echo_meta(ctx: Context, value: str) -> dict[str, object]:
 
 
 @server.tool(annotations=READ_ONLY)
+def authorization(ctx: Context) -> str:
+    """The Authorization header the request came with (HTTP), or "none"."""
+    headers = ctx.headers or {}
+    return str(headers.get("authorization", "none"))
+
+
+@server.tool(annotations=READ_ONLY)
 def refuse(reason: str) -> str:
     """Fail with isError and the reason."""
     raise ToolError(f"refused: {reason}")

@@ -160,3 +160,18 @@ def test_resume_refuses_a_tool_whose_schema_changed(plan_file: pathlib.Path,
         "hints": {"add": {"readOnlyHint": False}}}}}), encoding="utf-8")
     code, _, err = cli("resume", str(journal), "--mcp-config", str(config))
     assert code == 2 and "'t.add' changed their schema" in err
+
+
+def test_an_agent_sees_tools_a_server_adds_between_ticks(tmp_path: pathlib.Path) -> None:
+    agent = tmp_path / "agent.json"
+    agent.write_text(json.dumps({"context": [], "output_schema": {"type": "object"}}),
+                     encoding="utf-8")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"calls": [{"_tool": "t.grow", "_outputPath": "†state.g"}], "output": None},
+        {"calls": [{"_tool": "t.extra", "_outputPath": "†state.e"}], "output": "†state.e"},
+    ]), encoding="utf-8")
+    code, out, err = cli("agent", str(agent), "--llm", f"script:{script}", "--mcp",
+                         stdio_spec())
+    assert code == 0, out + err
+    assert "call 0 t.extra: executed" in out and '"result": "extra"' in out

@@ -178,3 +178,17 @@ def test_tools_list_is_followed_page_by_page() -> None:
                                   tools=servers.tools, activities=servers.activities)
     assert names == ["p.first", "p.second", "p.third"]
     assert state(result) == {"t": "third"}
+
+
+def test_http_headers_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from obelisk.mcp import servers_of_config
+
+    monkeypatch.setenv("TEST_MCP_TOKEN", "s3cret")
+    with http_server() as url:
+        (spec,) = servers_of_config({"mcpServers": {"h": {
+            "url": url, "headers": {"Authorization": "Bearer ${TEST_MCP_TOKEN}"}}}}, "cfg")
+        with McpServers([spec]) as servers:
+            result = obelisk.run_sync([{"_tool": "h.authorization", "_outputPath": "†state.a"}],
+                                      tools=servers.tools, activities=servers.activities)
+    assert state(result) == {"a": {"result": "Bearer s3cret"}}
+    assert "s3cret" not in repr(spec)
