@@ -148,7 +148,9 @@ async def _run(servers: McpServers, arguments: dict[str, Any], ctx: Any,
     plan = compile_plan(_calls(arguments), tools=servers.tools, context=context)
     if not plan.ok:
         return {"status": "refused", "diagnostics": _diagnostics(plan)}, True
-    approve = servers.approval(_elicit(ctx), allow_destructive=allow)
+    approve = servers.approval(_elicit(ctx), allow_destructive=allow, refusal=(
+        "this MCP client cannot be asked (it declares no elicitation): start obelisk "
+        "mcp-server with --allow-destructive to allow destructive tools"))
     result = await run_async(plan, context, activities=servers.activities, approve=approve,
                              trace=False)
     data = report(result)

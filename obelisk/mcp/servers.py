@@ -117,13 +117,14 @@ class McpServers:
         return frozenset(t.name for t in self.mcp_tools if t.policy.destructive)
 
     def approval(self, ask: Callable[[dict[str, Any]], Any] | None = None, *,
-                 allow_destructive: bool = False) -> Callable[[dict[str, Any]], Any] | None:
+                 allow_destructive: bool = False, refusal: str | None = None
+                 ) -> Callable[[dict[str, Any]], Any] | None:
         """The approval hook of a run over these tools (see obelisk's ``approve``).
 
         None when no tool is destructive or ``allow_destructive``. Otherwise every call of
         a tool that is not destructive is approved; one of a destructive tool goes to
         ``ask`` (an interactive run's prompt, any approval hook), and without ``ask`` it is
-        denied with a message saying how to allow it.
+        denied with a message saying how to allow it (``refusal``, when given).
         """
         names = self.destructive()
         if allow_destructive or not names:
@@ -136,9 +137,10 @@ class McpServers:
             if ask is not None:
                 return ask(call)
             return Deny(f"{tool!r} is a destructive MCP tool (its destructiveHint, or the MCP "
-                        "default for a tool without annotations), and this run cannot ask "
-                        "for approval: allow it with --allow-destructive "
-                        "(allow_destructive=True), or run at a terminal to be asked")
+                        "default for a tool without annotations), and "
+                        + (refusal or "this run cannot ask for approval: allow it with "
+                           "--allow-destructive (allow_destructive=True), or run at a "
+                           "terminal to be asked"))
 
         return approve
 
