@@ -120,6 +120,12 @@ class _Options:
     delegation: Delegation = Delegation()
     stream: bool = False
     ticks: TickSource | None = None  # the run's journal, when it is recorded
+    refresh: Refresh | None = None
+
+
+#: Asked before each tick: new ``(tools, activities)`` to use from this tick on (MCP
+#: servers re-listed after their tool list changed), or None when nothing changed.
+Refresh: TypeAlias = Callable[[], Awaitable["tuple[Sequence[Any], Mapping[str, Activity]] | None"]]
 
 
 async def run_agent(
@@ -146,6 +152,7 @@ async def run_agent(
     stream: bool = False,
     journal: AgentJournal | None = None,
     run_id: str | None = None,
+    refresh: Refresh | None = None,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
@@ -165,7 +172,8 @@ async def run_agent(
     ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md. Raises
+    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
+    asked before each tick for new tools and activities (:data:`Refresh`). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -186,7 +194,7 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream)
+        stream=stream, refresh=refresh)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     if journal is not None:
         recorded: dict[str, Any] = {
@@ -219,6 +227,10 @@ async def _loop(ctx: Context, run_mode: Mode, options: _Options) -> AgentResult:
     stalls = 0
     for number in range(1, max_ticks + 1):
         before = len(state.context.messages)
+        if options.refresh is not None:  # before the request: it shows the tools
+            changed = await options.refresh()
+            if changed is not None:
+                options = evolve(options, tools=tuple(changed[0]), activities=dict(changed[1]))
         try:
             state, tick, end = await _tick(state, number, run_mode, options)
         except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)

@@ -77,6 +77,9 @@ COMMANDS: tuple[Command, ...] = (
     _row("resume", "continue a run recorded with --journal", "durable", "RESUME"),
     _row("history", "print the events a journal recorded for a run", "durable", "HISTORY"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
+    _row("mcp", "list MCP servers' tools as obelisk sees them", "mcp", "MCP"),
+    _row("mcp-server", "serve plan mode to MCP clients over MCP servers' tools", "mcpserver",
+         "MCP_SERVER"),
     _row("conformance", "run conformance vectors", "kit", "CONFORMANCE"),
     _row("adapter", "speak the adapter protocol on stdin/stdout", "kit", "ADAPTER"),
     _row("fuzz", "fuzz another implementation against obelisk", "kit", "FUZZ"),
@@ -191,7 +194,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         # long-lived objects, which the tuned collector does not rescan over and over.
         from obelisk import gc_tuned
 
-        with gc_tuned():
+        # ``closing``: what a command opened for its whole run (MCP sessions) is closed
+        # when it ends, however it ends.
+        with gc_tuned(), contextlib.ExitStack() as closing:
+            args.closing = closing
             code: int = args.run(args, out, err)
             return code
     except InputError as exc:

@@ -31,6 +31,7 @@ from obelisk import (
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
@@ -59,6 +60,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
+    add_mcp_arguments(parser, runs=True)
 
 
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -76,13 +78,18 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.interpreter = interpreter
             _check_run_options(args)
             status = journal_history(journal, run.header.run_id)["status"]
-            if args.activities is None and status != "completed":
+            check_recorded(args, err, list(run.plan.tools or ()), f"{args.journal}: run "
+                           f"{run.header.run_id}")
+            if args.activities is None and status != "completed" \
+                    and getattr(args, "mcp_servers", None) is None:
                 raise InputError(f"{args.journal}: run {run.header.run_id} has not ended: "
-                                 "give --activities to continue it")
-            activities = load_activities(args.activities) if args.activities else {}
+                                 "give --activities (or --mcp) to continue it")
+            activities = activities_for(args, err, load_activities(args.activities)
+                                        if args.activities else None)
             print(f"journal: resuming run {run.header.run_id} of {args.journal}", file=err)
             display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
-                                    from_start=False)
+                                    from_start=False, gate=approval_for(
+                                        args, out, err, run.plan, list(run.plan.tools or ())))
             tracked = {name: display.exceptions.wrap(name, fn)
                        for name, fn in activities.items()}
             try:
@@ -107,11 +114,14 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
         raise InputError(f"{where} is an agent run: it resumes with the options it was "
                          "recorded with (no --interpreter, --timeout or --max-concurrency)")
     llm = make_llm(args.llm, args.base_url)
-    activities = load_activities(args.activities) if args.activities else {}
+    check_recorded(args, err, list(run.tools), where)
+    activities = activities_for(args, err, load_activities(args.activities)
+                                if args.activities else None)
     print(f"journal: resuming agent run {run.header.run_id} of {args.journal}", file=err)
     # In lazy mode --approve reviews each whole plan (on_plan), as ``obelisk agent`` does.
     reviews = bool(run.options.get("on_plan"))
-    approve = terminal_approval(out, err)[0] if args.approve and not reviews else None
+    approve = (terminal_approval(out, err)[0] if args.approve and not reviews
+               else approval_for(args, out, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
     try:
         result = asyncio.run(resume_agent(

@@ -34,6 +34,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
 from obelisk.cli.report import RunReport, render_report
 from obelisk.cli.safe import json_text
@@ -76,7 +77,7 @@ def _mocks(pf: PlanFile, paths: list[str] | None) -> dict[str, Any]:
 def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Simulate the plan and print its report; exit 1 when the plan is invalid or the run
     added error messages."""
-    pf = read_inputs(args.file, args)
+    pf = read_inputs(args.file, args, err)
     mocks = _mocks(pf, args.mocks)
     plan = compile_file(pf, instances=args.instances)
     notes = input_notes(pf)
@@ -110,9 +111,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
     ``--timeout``, ``--max-concurrency``, ``--out``."""
     add_plan_file(parser)
-    add_inputs(parser)
-    parser.add_argument("--activities", metavar="MODULE:NAME", required=True,
-                   help="an importable dict of activity name -> callable")
+    add_inputs(parser, runs=True)
+    parser.add_argument("--activities", metavar="MODULE:NAME",
+                        help="an importable dict of activity name -> callable (optional "
+                             "with --mcp: MCP tools need none)")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
@@ -157,14 +159,18 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the plan with the named activities and print its report; exit 1 when the plan
     is invalid, the run added error messages, or it did not complete."""
     _check_run_options(args)
-    pf = read_inputs(args.file, args)
-    activities = load_activities(args.activities)
+    pf = read_inputs(args.file, args, err)
+    activities = activities_for(args, err, load_activities(args.activities)
+                                if args.activities else None)
+    if args.activities is None and getattr(args, "mcp_servers", None) is None:
+        raise InputError("run needs --activities MODULE:NAME (or MCP servers: --mcp SPEC)")
     plan = compile_file(pf, instances=args.instances)
     render_notes(input_notes(pf), pf, err)
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    display = Display.start(plan, pf.tools, out, err, approve=args.approve)
+    display = Display.start(plan, pf.tools, out, err, approve=args.approve,
+                            gate=approval_for(args, out, err, plan, pf.tools))
     tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
     try:
         if args.journal:
@@ -194,13 +200,18 @@ class Display:
 
     @classmethod
     def start(cls, plan: CompiledPlan, tools: Any, out: TextIO, err: TextIO, *,
-              approve: bool, from_start: bool = True) -> Display:
+              approve: bool, from_start: bool = True,
+              gate: tuple[Any, Callable[[Any], None] | None] = (None, None)) -> Display:
         """The display of a run of ``plan``: progress on a terminal unless approving;
-        ``from_start`` false for a resumed run (see :class:`Progress`)."""
-        progress = Progress(plan, err, enabled=err.isatty() and not approve,
-                            from_start=from_start)
+        ``from_start`` false for a resumed run (see :class:`Progress`); ``gate`` an
+        approval hook and its observer for when ``approve`` is false (destructive MCP
+        tools: :func:`obelisk.cli.mcp.approval_for`)."""
+        hook, observe_gate = gate
+        progress = Progress(plan, err, enabled=err.isatty() and not approve
+                            and observe_gate is None, from_start=from_start)
         observers: list[Callable[[Any], None]] = [progress.observe]
-        hook = None
+        if observe_gate is not None:
+            observers.append(observe_gate)
         if approve:
             hook, observe_ready = terminal_approval(out, err, plan, tools)
             observers.append(observe_ready)
