@@ -215,7 +215,7 @@ class Display:
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
                    activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
-    print(f"journal: run {run_id} in {args.journal}", file=err)
+    print(f"journal: run {run_id} in {journal.name}", file=err)
     try:
         if args.interpreter == "asyncio":
             return asyncio.run(run_durable_async(

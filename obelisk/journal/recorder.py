@@ -1,5 +1,4 @@
-"""Recording a run: the :class:`Journal` (a store and a durability level) and the
-:class:`RunRecorder`, an observer of the machine's run events that also records each
+"""Recording a run: the :class:`RunRecorder`, an observer of the machine's run events that also records each
 call's invocation with its idempotency key, and the agent loop's solutions.
 """
 
@@ -7,27 +6,20 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from obelisk.agent.source import TickSource
 from obelisk.compiler.plan import CompiledPlan
-from obelisk.core.context import Context
 from obelisk.interpreters.events import RunEvent, Started
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import dumps, encode
-from obelisk.journal.sqlite import SqliteStore
-from obelisk.journal.store import (
-    Durability,
-    JournalUnreadable,
-    Record,
-    RecordKind,
-    RunHeader,
-    Store,
-)
+from obelisk.journal.store import Durability, Record, RecordKind
+
+if TYPE_CHECKING:
+    from obelisk.journal.journal import Journal
+    from obelisk.journal.lease import Tenure
 
 #: Batch durability commits when this many events wait, or this many seconds passed.
 BATCH_EVENTS = 256
@@ -40,81 +32,6 @@ _START, _INVOKE = RecordKind.START, RecordKind.INVOKE
 #: ``Record(*fields)`` without the named tuple's Python-level ``__new__`` (what that
 #: ``__new__`` itself does): two rows a call are made.
 _new_record = tuple.__new__
-
-
-class Journal:
-    """A store of durable runs and the durability level runs are recorded with.
-
-    ``Journal.open(path)`` opens (or creates) the embedded SQLite journal; ``Journal(store)``
-    uses any :class:`~obelisk.journal.store.Store`. Close it when done (or use ``with``).
-    """
-
-    def __init__(self, store: Store, durability: Durability | str = Durability.SYNC,
-                 name: str = "journal") -> None:
-        self.store = store
-        self.durability = Durability(durability)
-        #: How errors name this journal (its path for a file).
-        self.name = name
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str],
-             durability: Durability | str = Durability.SYNC, *, create: bool = True) -> Journal:
-        """The SQLite journal at ``path``, created when missing (unless not ``create``:
-        then a missing file raises JournalUnreadable)."""
-        if not create and not os.path.exists(path):
-            raise JournalUnreadable(f"{os.fspath(path)}: no such journal")
-        return cls(SqliteStore(path), durability, os.fspath(path))
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Release the store."""
-        self.store.close()
-
-    def runs(self) -> list[RunHeader]:
-        """Every run's header, oldest first."""
-        return self.store.runs()
-
-    def run_header(self, run_id: str | None) -> RunHeader:
-        """The header of ``run_id`` (None: the newest run that is not a delegate's: a
-        delegate's run is recorded inside the run that delegated); raises
-        JournalUnreadable."""
-        if run_id is None:
-            runs = [h for h in self.runs() if not is_delegate(h)]
-            if not runs:
-                raise JournalUnreadable(f"{self.name}: the journal holds no run")
-            return runs[-1]
-        header = self.store.header(run_id)
-        if header is None:
-            known = ", ".join(h.run_id for h in self.runs()[-5:]) or "none"
-            raise JournalUnreadable(f"{self.name}: no run {run_id!r} (runs: {known})")
-        return header
-
-    def records(self, run_id: str) -> Iterator[Record]:
-        """A run's rows, in order."""
-        return self.store.records(run_id)
-
-    def agent_source(self, run_id: str | None, context: Context, tools: tuple[Any, ...],
-                     options: Mapping[str, Any]) -> TickSource:
-        """The agent run ``run_id`` (None: a new one) of this journal, as the agent loop's
-        tick source (``run_agent(journal=...)``)."""
-        from obelisk.journal.agent import open_agent_run  # the agent module imports this one
-
-        return open_agent_run(self, run_id, context, tools, options)
-
-
-def is_delegate(header: RunHeader) -> bool:
-    """True for the run of a delegate (its header names the run that delegated)."""
-    if '"parent":' not in header.header:  # the cheap test first: most runs are not
-        return False
-    try:
-        return "parent" in json.loads(header.header)["options"]
-    except (KeyError, TypeError, ValueError):
-        return False
 
 
 def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: int = 0,
@@ -155,9 +72,12 @@ class RunRecorder:
     reads_calls = False
 
     def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
-                 tick: int = 0, chain: tuple[str, ...] = (), key_run: str | None = None) -> None:
+                 tick: int = 0, chain: tuple[str, ...] = (), key_run: str | None = None,
+                 tenure: Tenure | None = None) -> None:
         self.journal = journal
         self.run_id = run_id
+        #: The hold on the run its rows are appended under (its epoch).
+        self.tenure = tenure if tenure is not None else journal.tenure(run_id)
         self.key_run = key_run or run_id  # the run id in idempotency keys
         self.plan = plan
         self.tick = tick
@@ -211,8 +131,9 @@ class RunRecorder:
             self._timer.cancel()
             self._timer = None
         if self._pending:
+            self.tenure.check()  # a renewal found the run taken over: write nothing more
             records, self._pending = self._pending, []
-            self.journal.store.append(self.run_id, records)
+            self.journal.store.append(self.run_id, records, self.tenure.epoch)
 
     def _timed_flush(self) -> None:
         with self._lock:

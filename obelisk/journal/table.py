@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from obelisk.journal.agent import recorded_agent, run_kind
-from obelisk.journal.recorder import Journal
+from obelisk.journal.agentruns import recorded_agent, run_kind
 from obelisk.journal.run import recorded
 from obelisk.journal.store import JournalUnreadable, RecordKind
+
+if TYPE_CHECKING:
+    from obelisk.journal.journal import Journal
 
 #: An agent run's own rows whose node is a tick.
 _AGENT_ROWS = frozenset({RecordKind.ADMIT, RecordKind.REVIEW, RecordKind.USAGE,
