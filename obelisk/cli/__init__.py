@@ -28,6 +28,7 @@ from obelisk.cli.common import (
 )
 from obelisk.cli.safe import inert, inert_lines
 from obelisk.jsonio import InputError
+from obelisk.urls import hide_from_title
 
 if TYPE_CHECKING:
     from obelisk.cli.terminal import Progress, terminal_approval
@@ -76,6 +77,8 @@ COMMANDS: tuple[Command, ...] = (
     _row("run", "run a plan with real activities", "run", "RUN"),
     _row("resume", "continue a run recorded with --journal", "durable", "RESUME"),
     _row("history", "print the events a journal recorded for a run", "durable", "HISTORY"),
+    _row("submit", "record a plan's run for a worker to run", "worker", "SUBMIT"),
+    _row("worker", "run the runs a shared journal holds for workers", "worker", "WORKER"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
     _row("conformance", "run conformance vectors", "kit", "CONFORMANCE"),
     _row("adapter", "speak the adapter protocol on stdin/stdout", "kit", "ADAPTER"),
@@ -167,6 +170,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
 
         argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
     words = sys.argv[1:] if argv is None else argv
+    if argv is None:  # this process's own command line: keep a URL's password out of ps
+        hide_from_title(list(words))
     # The command is the first word naming one (the top-level options take no command
     # name as their value); without one, argparse prints help or a usage error.
     names = {c.name for c in COMMANDS}

@@ -13,7 +13,7 @@ from obelisk.journal.journal import Journal
 from obelisk.journal.lease import DEFAULT_LEASE
 from obelisk.journal.recorder import RunRecorder, idempotency_key
 from obelisk.journal.run import Recorded, recorded, resume_async, run_durable, run_durable_async
-from obelisk.journal.session import AT_MOST_ONCE
+from obelisk.journal.session import AT_MOST_ONCE, RunStopped
 from obelisk.journal.sqlite import SqliteStore
 from obelisk.journal.store import (
     FORMAT_VERSION,
@@ -30,6 +30,7 @@ from obelisk.journal.store import (
     Store,
 )
 from obelisk.journal.table import history
+from obelisk.journal.worker import Worker, WorkerReport, submit
 
 __all__ = [
     "AT_MOST_ONCE", "DEFAULT_LEASE", "FORMAT_VERSION", "AgentRun", "Durability", "Journal",
@@ -37,5 +38,5 @@ __all__ = [
     "RecordKind", "Recorded", "RecordedAgent", "RunHeader", "RunOwned", "RunRecorder",
     "RunTakenOver", "SqliteStore", "Store", "history", "idempotency_key", "recorded",
     "recorded_agent", "resume", "resume_agent", "resume_async", "run_durable",
-    "run_durable_async", "run_kind",
+    "run_durable_async", "run_kind", "RunStopped", "Worker", "WorkerReport", "submit",
 ]

@@ -4,6 +4,7 @@ with, and the runs this process holds (their owner, epochs and leases)."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from obelisk.journal.store import (
     Store,
     is_delegate,
 )
-from obelisk.journal.urls import is_url, shown
+from obelisk.urls import is_url, shown
 
 
 class Journal:
@@ -46,6 +47,9 @@ class Journal:
         #: How errors name this journal (its path for a file, its URL without a password).
         self.name = name
         self.leases = Leases(store, owner or owner_name(), lease)
+        #: Set by a worker to stop its runs: a run invokes no call once it is set (the
+        #: calls running finish and are recorded), and raises RunStopped.
+        self.stop: threading.Event | None = None
 
     @classmethod
     def open(cls, target: str | os.PathLike[str],

@@ -34,7 +34,7 @@ from obelisk.journal.store import (
     is_delegate,
     status_after,
 )
-from obelisk.journal.urls import hide_in
+from obelisk.urls import hide_in
 
 #: How long a lost connection is tried again before a write or a read fails.
 RECONNECT_SECONDS = 15.0

@@ -27,7 +27,7 @@ BATCH_SECONDS = 0.1
 
 # Read for every event: an Enum member read through its class costs about 70 ns on
 # Python 3.11, a module constant about 6.
-_START, _INVOKE = RecordKind.START, RecordKind.INVOKE
+_START, _INVOKE, _FINISH = RecordKind.START, RecordKind.INVOKE, RecordKind.FINISH
 
 #: ``Record(*fields)`` without the named tuple's Python-level ``__new__`` (what that
 #: ``__new__`` itself does): two rows a call are made.
@@ -92,6 +92,8 @@ class RunRecorder:
         self._solutions: dict[int, str] = {}
         self._last: RecordKind | None = None  # the kind of the last run event recorded
         self._after: list[tuple[RecordKind, int | None, str | None]] = []
+        #: The nodes invoked whose outcome is not recorded yet.
+        self.running: set[int] = set()
 
     # -- writing ---------------------------------------------------------------------
 
@@ -171,6 +173,8 @@ class RunRecorder:
         if self._last is _START and type(event) is Started:
             return  # before encoding it: most Started events are not written (see below)
         kind, node, data = encode(event, self.plan)
+        if kind is _FINISH:
+            self.running.discard(node)
         if kind is _START:
             # The machine starts a whole batch at once and tells each call in a row:
             # the batch's first call is all a replay needs (it advances the machine).
@@ -194,6 +198,7 @@ class RunRecorder:
         """
         key = self.key(node)
         self._add(_INVOKE, node, key, commit=commit)
+        self.running.add(node)
         return key
 
     def resumed(self) -> None:

@@ -57,7 +57,7 @@ Approval = Callable[[dict[str, Any]], Any]
 GOES_ON = frozenset({"cancelled"})
 
 
-def _options(plan: CompiledPlan, approve: Approval | None, interpreter: str,
+def plan_options(plan: CompiledPlan, approve: Approval | None, interpreter: str,
              max_concurrency: int | None, timeout: float | None) -> dict[str, Any]:
     return {"kind": "plan", "instances": plan.instanced, "approvals": approve is not None,
             "interpreter": interpreter, "max_concurrency": max_concurrency, "timeout": timeout}
@@ -199,7 +199,7 @@ def run_durable(
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx,
-                            _options(compiled, approve, "sync", None, None))
+                            plan_options(compiled, approve, "sync", None, None))
     return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace)
 
 
@@ -222,7 +222,7 @@ async def run_durable_async(
 ) -> RunResult:
     """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
     compiled, ctx = prepare(plan, context, tools, instances)
-    session = _open_session(journal, run_id, compiled, ctx, _options(
+    session = _open_session(journal, run_id, compiled, ctx, plan_options(
         compiled, approve, "asyncio", max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
                               max_concurrency, timeout, observer, trace)

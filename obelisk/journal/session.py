@@ -11,6 +11,7 @@ Nothing here decides what a call does: the recorded events go through the machin
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -87,11 +88,32 @@ def interrupted(session: Session, invocation: Invocation, seen: set[int]) -> Out
                   {"idempotencyKey": key})
 
 
+class RunStopped(BaseException):
+    """The run was asked to stop (a worker told to stop): the calls that were running
+    finished and were recorded, no other call was invoked, and the run was released; a
+    resume goes on from there. A BaseException: it stops the run, it is no call's
+    outcome."""
+
+
+def _stop_asked(session: Session) -> bool:
+    stop = session.recorder.journal.stop
+    return stop is not None and stop.is_set()
+
+
+def _stopped(session: Session) -> RunStopped:
+    return RunStopped(f"{session.recorder.journal.name}: run {session.recorder.run_id!r} "
+                      "stopped when asked to: the calls that were running finished and "
+                      "were recorded; resume it to go on")
+
+
 def sync_invoker(inner: SyncExecutor, session: Session) -> SyncExecutor:
-    """``inner`` with each invocation recorded and given its idempotency key."""
+    """``inner`` with each invocation recorded and given its idempotency key (or the run
+    stopped before it, when the journal's ``stop`` is set)."""
     seen: set[int] = set()
 
     def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
+        if _stop_asked(session):
+            raise _stopped(session)
         stopped = interrupted(session, invocation, seen) if session.interrupted else None
         if stopped is not None:
             return stopped
@@ -109,6 +131,11 @@ def async_invoker(inner: AsyncExecutor, session: Session, *,
     seen: set[int] = set()
 
     async def run(invocation: Invocation) -> Outcome:
+        if _stop_asked(session):
+            # The calls running go on until they are recorded; then the run stops.
+            while session.recorder.running:
+                await asyncio.sleep(0.02)
+            raise _stopped(session)
         stopped = interrupted(session, invocation, seen) if session.interrupted else None
         if stopped is not None:
             return stopped

@@ -1,5 +1,9 @@
 """Where a journal is: an SQLite file's path, or a PostgreSQL URL; and how a URL is shown
-(never with its password)."""
+(never with its password), in messages and in the process title.
+
+A leaf module of the shell (no obelisk import), so the command line can hide a password
+from the process title before it loads anything else.
+"""
 
 from __future__ import annotations
 
@@ -46,3 +50,24 @@ def _secrets(target: str) -> list[str]:
     except ValueError:
         return []
     return [s for secret in found if secret for s in {secret, unquote(secret)} if len(s) > 2]
+
+
+def hide_from_title(words: list[str]) -> bool:
+    """When a word of the command line is a URL with a password, show the command line
+    without it in the process title (``ps``, ``/proc/PID/cmdline``), with setproctitle
+    (the ``postgres`` extra); whether it did. For the command line's own process only: it
+    changes the process."""
+    # ``--journal=URL`` is one word: its value is the URL.
+    words = [w.partition("=")[2] if w.startswith("--") and "=" in w else w for w in words]
+    if not any(is_url(word) and shown(word) != word for word in words):
+        return False
+    try:
+        from setproctitle import getproctitle, setproctitle
+    except ImportError:
+        return False
+    title = getproctitle()
+    for word in words:
+        if is_url(word):
+            title = title.replace(word, shown(word))
+    setproctitle(title)
+    return True
