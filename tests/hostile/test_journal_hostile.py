@@ -22,7 +22,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from typing import Any
 
 import pytest
 
@@ -172,7 +171,7 @@ def test_two_resumers_at_once_exactly_one_drives(journal_target: str,
     results = [p.communicate(timeout=120) for p in procs]
     codes = sorted(p.returncode for p in procs)
     assert codes == [0, 1], results
-    refused = next(err for p, (_, err) in zip(procs, results) if p.returncode == 1)
+    refused = next(err for p, (_, err) in zip(procs, results, strict=True) if p.returncode == 1)
     assert "is owned by" in refused and "lease is live" in refused
     keys = counts.read_text().split()
     assert len(keys) == len(set(keys)) == 6
