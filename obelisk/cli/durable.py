@@ -34,39 +34,17 @@ from obelisk import (
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
-from obelisk.cli.run import Display, _check_run_options, finish_run
+from obelisk.cli.run import (
+    Display,
+    _check_run_options,
+    add_lease_argument,
+    finish_run,
+    open_journal,
+)
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
-from obelisk.journal import DEFAULT_LEASE, JournalError, recorded_agent, resume_agent, run_kind
+from obelisk.journal import recorded_agent, resume_agent, run_kind
 from obelisk.jsonio import InputError
-
-
-def open_target(target: str, durability: str = "sync", *, create: bool = True,
-                read_only: bool = False, lease: float = DEFAULT_LEASE) -> Journal:
-    """The journal at ``target`` (a file or a URL); one that cannot be opened is bad input
-    (exit 2): the message names it without a URL's password."""
-    try:
-        return Journal.open(target, durability, create=create, read_only=read_only,
-                            lease=lease)
-    except JournalError as exc:
-        raise InputError(str(exc)) from None
-
-
-def _lease(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < seconds < 86400:
-        raise argparse.ArgumentTypeError("a lease is more than 0 and less than 86400 seconds")
-    return seconds
-
-
-def add_lease_argument(parser: argparse.ArgumentParser) -> None:
-    """``--lease SECONDS``: how long a claim on a run lasts unless renewed."""
-    parser.add_argument("--lease", type=_lease, default=DEFAULT_LEASE, metavar="SECONDS",
-                        help="how long this process's hold on a run lasts unless renewed "
-                             f"(renewed every third of it; default {DEFAULT_LEASE:g})")
 
 
 def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +78,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Continue a recorded run and print its report; exit 1 when the run added error
     messages or did not complete, 2 when the journal cannot be resumed."""
-    with open_target(args.journal, args.durability, create=False, lease=args.lease) as journal:
+    with open_journal(args.journal, args.durability, create=False, lease=args.lease) as journal:
         try:
             if run_kind(journal, args.run_id) == "agent":
                 return _resume_agent(journal, args, out, err)
@@ -193,7 +171,7 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print a recorded run's events, as a table or as JSON."""
-    with open_target(args.journal, create=False, read_only=True) as journal:
+    with open_journal(args.journal, create=False, read_only=True) as journal:
         try:
             data = journal_history(journal, args.run_id)
             held = journal.store.ownership(data["run"])

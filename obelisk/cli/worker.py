@@ -31,10 +31,10 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
-from obelisk.cli.durable import add_lease_argument, open_target
 from obelisk.cli.render import render_refusal
+from obelisk.cli.run import add_lease_argument, open_journal
 from obelisk.cli.safe import inert
-from obelisk.journal import Worker, submit
+from obelisk.journal import DEFAULT_LEASE, Worker, submit
 from obelisk.jsonio import InputError
 
 
@@ -59,7 +59,7 @@ def submit_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    with open_target(args.journal) as journal:
+    with open_journal(args.journal) as journal:
         try:
             run_id = submit(journal, plan, run_id=args.run_id,
                             interpreter=args.interpreter,
@@ -98,13 +98,14 @@ def worker_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--slots must be at least 1")
     activities = load_activities(args.activities)
     llm = None if args.llm is None else make_llm(args.llm, args.base_url)
-    with open_target(args.journal) as journal:  # refuses an unusable journal up front
+    with open_journal(args.journal) as journal:  # refuses an unusable journal up front
         name = journal.name
 
     def tell(line: str) -> None:
         print(inert(line), file=err, flush=True)
 
-    worker = Worker(args.journal, activities, llm=llm, slots=args.slots, lease=args.lease,
+    worker = Worker(args.journal, activities, llm=llm, slots=args.slots,
+                    lease=args.lease or DEFAULT_LEASE,
                     durability=args.durability, owner=args.owner, tell=tell)
     tell(f"worker: {worker.owner} takes runs from {name}, {args.slots} at a time")
     with _stopped_by_signals(worker, tell):
