@@ -4,8 +4,9 @@
 the tests run as root: the server refuses root), starts it with ``pg_ctl`` on a free port
 of 127.0.0.1 and returns a :class:`Cluster`; :meth:`Cluster.stop` removes it. Connections
 from 127.0.0.1 need the superuser's password (scram-sha-256), so URLs carry one, as a
-user's might. The cluster runs with ``fsync=off``: commits mean what they always do to
-other sessions, only a power loss of the test machine is not survived.
+user's might. The tests' cluster runs with ``fsync=off``: commits mean what they always do to
+other sessions, only a power loss of the test machine is not survived (the benchmarks
+start theirs with ``fsync`` on).
 
 Where the binaries are absent the tests that need the cluster skip, unless
 ``OBELISK_REQUIRE_POSTGRES`` is set (CI sets it): then they fail.
@@ -56,11 +57,13 @@ def _free_port() -> int:
 class Cluster:
     """A running throw-away cluster: its folder, port and binaries."""
 
-    def __init__(self, folder: str, port: int, bin_dir: str, as_user: list[str]) -> None:
+    def __init__(self, folder: str, port: int, bin_dir: str, as_user: list[str],
+                 fsync: bool = False) -> None:
         self.folder = folder
         self.port = port
         self.bin_dir = bin_dir
         self.as_user = as_user
+        self.fsync = fsync
 
     def url(self, schema: str | None = None, password: bool = True) -> str:
         """A URL of the cluster's ``postgres`` database (``schema``: its search path)."""
@@ -77,7 +80,8 @@ class Cluster:
     def start(self) -> None:
         self.ctl("-l", os.path.join(self.folder, "log"), "-o",
                  f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} "
-                 "-c fsync=off -c full_page_writes=off -c max_connections=100", "start")
+                 + ("" if self.fsync else "-c fsync=off -c full_page_writes=off ")
+                 + "-c max_connections=100", "start")
 
     def restart(self) -> None:
         """Restart the server (fast shutdown: every connection is dropped)."""
@@ -89,8 +93,9 @@ class Cluster:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start() -> Cluster:
-    """A new cluster, started; skips (or fails) when PostgreSQL is absent."""
+def start(fsync: bool = False) -> Cluster:
+    """A new cluster, started; skips (or fails) when PostgreSQL is absent. ``fsync``: a
+    commit waits for the disk, as a production server's does (the benchmarks')."""
     bin_dir = binaries()
     if bin_dir is None:
         missing("initdb was not found on PATH or in /usr/lib/postgresql/*/bin")
@@ -113,6 +118,6 @@ def start() -> Cluster:
                     os.path.join(folder, "data"), "-U", USER, "--pwfile", pwfile,
                     "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
                     "--no-sync"], capture_output=True, check=True, timeout=120)
-    cluster = Cluster(folder, _free_port(), bin_dir, as_user)
+    cluster = Cluster(folder, _free_port(), bin_dir, as_user, fsync)
     cluster.start()
     return cluster

@@ -25,10 +25,10 @@ import sys
 import time
 from typing import Any
 
+import durable_activities as acts
 import psycopg
 import pytest
 
-import durable_activities as acts
 import obelisk
 from obelisk import Journal, RecordKind
 
