@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -185,7 +186,7 @@ def take_over(folder: Folder) -> float:
                               "--activities", "durable_activities:ACTIVITIES", "--journal",
                               path, "--run", "R", "--lease", "1"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while not os.path.exists(counts) or len(open(counts).read().split()) < 20:
+    while not os.path.exists(counts) or len(pathlib.Path(counts).read_text().split()) < 20:
         time.sleep(0.005)
     owner.send_signal(signal.SIGKILL)
     died = time.perf_counter()
@@ -224,8 +225,8 @@ def postgres() -> tuple[Callable[[str], str] | None, Callable[[], None]]:
     """A function naming fresh journals on a throw-away server, and its stop; (None, a
     no-op) when PostgreSQL or psycopg is not installed."""
     try:
-        import psycopg
         import pgcluster
+        import psycopg
     except ImportError:
         return None, lambda: None
     if pgcluster.binaries() is None:
