@@ -158,6 +158,12 @@ def _tolerant(stream: TextIO) -> TextIO:
     return stream
 
 
+def _own_words() -> list[str]:
+    """This process's own command line, whose URL passwords are kept out of ``ps``."""
+    hide_from_title(sys.argv[1:])
+    return sys.argv[1:]
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
@@ -169,9 +175,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         import argcomplete
 
         argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
-    words = sys.argv[1:] if argv is None else argv
-    if argv is None:  # this process's own command line: keep a URL's password out of ps
-        hide_from_title(list(words))
+    words = _own_words() if argv is None else argv
     # The command is the first word naming one (the top-level options take no command
     # name as their value); without one, argparse prints help or a usage error.
     names = {c.name for c in COMMANDS}

@@ -239,16 +239,15 @@ class SqliteStore:
         """Claim the oldest open run nobody holds (see :meth:`Store.claim_next`)."""
         def take() -> tuple[str, int] | None:
             now = time.time()
-            for run_id, holder, until in self._db.execute(
-                    "SELECT run_id, owner, lease_until FROM runs WHERE status = ? AND "
+            for run_id, holder, until, epoch in self._db.execute(
+                    "SELECT run_id, owner, lease_until, epoch FROM runs WHERE status = ? AND "
                     "delegate = 0 ORDER BY created, rowid", (OPEN,)).fetchall():
                 free = holder is None or (until or 0.0) <= now or dead_here(holder)
                 if run_id in skip or not free:
                     continue
-                epoch = self._db.execute(
-                    "UPDATE runs SET owner = ?, epoch = epoch + 1, lease_until = ? "
-                    "WHERE run_id = ? RETURNING epoch", (owner, now + lease, run_id)).fetchone()
-                return str(run_id), int(epoch[0])
+                self._db.execute("UPDATE runs SET owner = ?, epoch = ?, lease_until = ? "
+                                 "WHERE run_id = ?", (owner, epoch + 1, now + lease, run_id))
+                return str(run_id), int(epoch) + 1
             return None
 
         found: tuple[str, int] | None = self._write(take)

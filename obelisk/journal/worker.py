@@ -22,6 +22,7 @@ from attrs import define, field
 from obelisk.compiler.plan import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
+from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.common import prepare
 from obelisk.journal.agentruns import resume, run_kind
@@ -114,7 +115,12 @@ class Worker:
             while not self.stopping.is_set():
                 with self._lock:
                     skip = sorted(self._skip)
-                taken = journal.store.claim_next(owner, self.lease, skip)
+                try:
+                    taken = journal.store.claim_next(owner, self.lease, skip)
+                except JournalError as exc:  # the journal is away: ask again later
+                    self.tell(f"worker: cannot take a run: {exc}")
+                    self.stopping.wait(POLL_SECONDS * 4)
+                    continue
                 if taken is None:
                     if until_idle:
                         return
@@ -134,11 +140,12 @@ class Worker:
             self.report.stopped.append(run_id)
             self.tell(f"worker: run {run_id} stopped; it is released for another worker")
             return
-        except JournalError as exc:
+        except Exception as exc:  # noqa: BLE001 - a run that cannot run must not end the worker
             with self._lock:
                 self._skip.add(run_id)
-            self.report.failed.append((run_id, str(exc)))
-            self.tell(f"worker: run {run_id} not run: {exc}")
+            text = str(exc) if isinstance(exc, ObeliskError) else f"{type(exc).__name__}: {exc}"
+            self.report.failed.append((run_id, text))
+            self.tell(f"worker: run {run_id} not run: {text}")
             return
         finally:
             journal.release(run_id)
