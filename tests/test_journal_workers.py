@@ -220,3 +220,28 @@ def test_a_journal_of_schema_1_is_upgraded(tmp_path: pathlib.Path) -> None:
         assert obelisk.resume(journal, "R", activities={}).status == "completed"
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_pgpass_and_take_over_on_the_command_line(pg_cluster: Any, tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A URL without a password connects with libpq's .pgpass; ``resume --take-over``
+    claims a run whose owner's lease is live (and that owner then writes nothing)."""
+    import pgcluster
+
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{pg_cluster.port}:*:{pgcluster.USER}:{pgcluster.PASSWORD}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).parent))
+    url = pg_cluster.url(password=False) + "?sslmode=disable"
+    with Journal.open(url) as holder:
+        submit(holder, acts.plan(1, 2), tools=[acts.WORK], run_id="T" + str(time.time_ns()))
+        run_id = holder.runs()[-1].run_id
+        tenure = holder.claim(run_id)
+        code, _, err = cli("resume", url, "--run", run_id, "--activities", ACTS)
+        assert code == 1 and "is owned by" in err
+        code, out, err = cli("resume", url, "--run", run_id, "--activities", ACTS,
+                             "--take-over")
+        assert code == 0 and "status: completed" in out, err
+        with pytest.raises(obelisk.journal.RunTakenOver):
+            holder.store.renew(run_id, tenure.epoch, 5.0)
