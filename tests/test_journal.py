@@ -431,11 +431,12 @@ class FailingStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def append(self, run_id: str, records: Sequence[Record], epoch: int) -> None:
+    def append(self, run_id: str, records: Sequence[Record], epoch: int,
+               **options: Any) -> None:
         self.appends += 1
         if self.appends == self.fail_at:
             raise JournalWriteError("disk full")
-        self.inner.append(run_id, records, epoch)
+        self.inner.append(run_id, records, epoch, **options)
 
 
 @pytest.mark.parametrize("fail_at", [1, 2, 5, 9])

@@ -212,10 +212,10 @@ def open_agent_run(journal: Journal, run_id: str | None, context: Context,
     text, digest = agent_header(context, tools, options)
     run_id = run_id if run_id is not None else uuid.uuid4().hex
     dry = options.get("mocks") is not None
-    if journal.store.header(run_id) is None and journal.store.create_run(
-            RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp())):
-        return AgentRun(journal, run_id, [], _hold(journal, run_id, chain), key_run=key_run,
-                        chain=chain, dry=dry)
+    created = None if journal.store.header(run_id) is not None else journal.create(
+        RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp()))
+    if created is not None:
+        return AgentRun(journal, run_id, [], created, key_run=key_run, chain=chain, dry=dry)
     if journal.run_header(run_id).digest != digest:
         raise JournalUnreadable(
             f"{journal.name}: run {run_id!r} was recorded for another context, tools or "

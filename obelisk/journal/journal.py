@@ -90,6 +90,10 @@ class Journal:
         lease on it is live, unless ``take_over``."""
         return self.leases.claim(run_id, take_over=take_over)
 
+    def create(self, header: RunHeader) -> Tenure | None:
+        """Record a new run held by this journal (one write); None when the run exists."""
+        return self.leases.create(header)
+
     def tenure(self, run_id: str) -> Tenure:
         """The hold on ``run_id``: the one this journal has, else a new claim."""
         return self.leases.held(run_id) or self.claim(run_id)

@@ -15,7 +15,7 @@ import socket
 import threading
 import uuid
 
-from obelisk.journal.store import JournalError, RunTakenOver, Store
+from obelisk.journal.store import JournalError, RunHeader, RunTakenOver, Store
 
 #: Seconds an owner's lease lasts unless renewed: how long a run whose owner died waits
 #: before another process may take it.
@@ -59,6 +59,8 @@ class Tenure:
         self.run_id = run_id
         self.epoch = epoch
         self.lost: JournalError | None = None
+        #: The lease ended with the run's last rows (nothing more to write to release it).
+        self.released = False
 
     def check(self) -> None:
         """Raise the error that ended the hold, if one did."""
@@ -90,7 +92,17 @@ class Leases:
         """Claim ``run_id`` (see :meth:`Store.claim`). A run this journal holds already
         is claimed again: the new epoch supersedes the old hold, whose writes the store
         then refuses (a run that stopped by an exception in this process is resumed)."""
-        epoch = self.store.claim(run_id, self.owner, self.lease, take_over=take_over)
+        return self.hold(run_id, self.store.claim(run_id, self.owner, self.lease,
+                                                  take_over=take_over))
+
+    def create(self, header: RunHeader) -> Tenure | None:
+        """A new run, created held by this owner (one write); None when it exists."""
+        if not self.store.create_run(header, self.owner, self.lease):
+            return None
+        return self.hold(header.run_id, 1)
+
+    def hold(self, run_id: str, epoch: int) -> Tenure:
+        """Hold ``run_id`` under ``epoch`` (claimed): its lease is renewed from now on."""
         tenure = Tenure(run_id, epoch)
         with self._lock:
             self._held[run_id] = tenure
@@ -106,7 +118,7 @@ class Leases:
         with self._lock:
             if self._held.get(tenure.run_id) is tenure:
                 del self._held[tenure.run_id]
-        if tenure.lost is None:
+        if tenure.lost is None and not tenure.released:
             with contextlib.suppress(JournalError):  # else the lease expires by itself
                 self.store.release(tenure.run_id, tenure.epoch)
 

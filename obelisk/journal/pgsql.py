@@ -33,7 +33,11 @@ MIGRATIONS = {
 
 HEADER = "run_id, version, digest, header, created"
 
-CREATE = (f"INSERT INTO obelisk_runs ({HEADER}, delegate) VALUES (%s, %s, %s, %s, %s, %s) "
+CREATE = (f"INSERT INTO obelisk_runs ({HEADER}, delegate, owner, epoch, lease_until) "
+          "VALUES (%(run)s, %(version)s, %(digest)s, %(header)s, %(created)s, %(delegate)s, "
+          "%(owner)s::text, CASE WHEN %(owner)s::text IS NULL THEN 0 ELSE 1 END, CASE WHEN "
+          "%(owner)s::text IS NULL THEN NULL ELSE clock_timestamp() + "
+          "make_interval(secs => %(lease)s) END) "
           "ON CONFLICT (run_id) DO NOTHING")
 
 #: The rows are written only while the run's epoch is the one named: the lock on the
@@ -46,7 +50,9 @@ APPEND = (
     "unnest(%(seqs)s::bigint[], %(kinds)s::text[], %(nodes)s::integer[], %(data)s::text[]) "
     "AS r(seq, kind, node, data)")
 
-STATUS = "UPDATE obelisk_runs SET status = %s WHERE run_id = %s AND epoch = %s"
+STATUS = ("UPDATE obelisk_runs SET status = coalesce(%s::text, status), lease_until = "
+          "CASE WHEN %s::boolean THEN NULL ELSE lease_until END "
+          "WHERE run_id = %s AND epoch = %s")
 
 LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM obelisk_events WHERE run_id = %s"
 

@@ -160,19 +160,24 @@ class PostgresStore:
                                      "stops here and can be resumed from what was written")
         return JournalUnreadable(f"{self.name}: cannot read the journal: {text}")
 
-    def create_run(self, header: RunHeader) -> bool:
-        """Record a new run's header without an owner; False when the run exists."""
+    def create_run(self, header: RunHeader, owner: str | None = None,
+                   lease: float = 0.0) -> bool:
+        """Record a new run's header, claimed by ``owner`` (or without an owner); False
+        when the run exists."""
         def create(conn: psycopg.Connection[Any]) -> bool:
-            return conn.execute(pgsql.CREATE, (
-                header.run_id, header.version, header.digest, header.header, header.created,
-                is_delegate(header))).rowcount == 1
+            return conn.execute(pgsql.CREATE, {
+                "run": header.run_id, "version": header.version, "digest": header.digest,
+                "header": header.header, "created": header.created,
+                "delegate": is_delegate(header), "owner": owner,
+                "lease": lease}).rowcount == 1
 
         return bool(self._run(create, write=True,
                               settled=lambda conn: False))
 
-    def append(self, run_id: str, records: Sequence[Record], epoch: int) -> None:
+    def append(self, run_id: str, records: Sequence[Record], epoch: int, *,
+               release: bool = False) -> None:
         """Append rows while the run's epoch is ``epoch`` (one statement checks and
-        writes), committed before returning."""
+        writes), committed before returning; ``release`` ends the lease with them."""
         if not records:
             return
         text = _TEXTS
@@ -185,8 +190,8 @@ class PostgresStore:
             with conn.transaction():
                 if conn.execute(pgsql.APPEND, args).rowcount != len(records):
                     raise _Taken()
-                if status is not None:
-                    conn.execute(pgsql.STATUS, (status, run_id, epoch))
+                if status is not None or release:
+                    conn.execute(pgsql.STATUS, (status, release, run_id, epoch))
             return True
 
         def settled(conn: psycopg.Connection[Any]) -> bool:

@@ -94,14 +94,16 @@ class RunRecorder:
         self._after: list[tuple[RecordKind, int | None, str | None]] = []
         #: The nodes invoked whose outcome is not recorded yet.
         self.running: set[int] = set()
+        self._last_row = False
 
     # -- writing ---------------------------------------------------------------------
 
     def _add(self, kind: RecordKind, node: int | None, data: str | None, *,
-             commit: bool) -> None:
+             commit: bool, last: bool = False) -> None:
         with self._lock:
             if self._failure is not None:
                 raise self._failure  # a batch commit failed: the run must not go on
+            self._last_row = last  # the run's last row: its commit ends the lease
             if self._after and kind is RecordKind.SOLUTION:  # the previous tick's, first
                 self._add_after()
             self._pending.append(_new_record(Record, (self._seq, kind, node, data)))
@@ -135,7 +137,10 @@ class RunRecorder:
         if self._pending:
             self.tenure.check()  # a renewal found the run taken over: write nothing more
             records, self._pending = self._pending, []
-            self.journal.store.append(self.run_id, records, self.tenure.epoch)
+            release = self._last_row
+            self.journal.store.append(self.run_id, records, self.tenure.epoch,
+                                      release=release)
+            self.tenure.released = release
 
     def _timed_flush(self) -> None:
         with self._lock:
@@ -211,7 +216,8 @@ class RunRecorder:
 
     def ended(self, status: str, errors: int) -> None:
         """Record the end of a run (a plan's or an agent's) and commit."""
-        self._add(RecordKind.END, None, dumps({"status": status, "errors": errors}), commit=True)
+        self._add(RecordKind.END, None, dumps({"status": status, "errors": errors}), commit=True,
+                  last=True)
         self.flush()
 
     # -- the agent loop's solutions ----------------------------------------------------

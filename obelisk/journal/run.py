@@ -70,10 +70,11 @@ def _open_session(journal: Journal, run_id: str | None, plan: CompiledPlan, cont
     text, digest = header_of(plan, context, options)
     run_id = run_id if run_id is not None else uuid.uuid4().hex
     existing = journal.store.header(run_id)
-    if existing is None and journal.store.create_run(
-            RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp())):
-        return Session(RunRecorder(journal, run_id, plan, tenure=journal.claim(run_id)),
-                       None, frozenset(), False)
+    tenure = None if existing is not None else journal.create(
+        RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp()))
+    if tenure is not None:
+        return Session(RunRecorder(journal, run_id, plan, tenure=tenure), None, frozenset(),
+                       False)
     existing = existing or journal.run_header(run_id)  # created meanwhile by another
     if existing.digest != digest:
         raise JournalUnreadable(

@@ -160,16 +160,22 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._write_error(exc, "cannot write the journal") from None
 
-    def create_run(self, header: RunHeader) -> bool:
-        """Record a new run's header without an owner; False when the run exists."""
+    def create_run(self, header: RunHeader, owner: str | None = None,
+                   lease: float = 0.0) -> bool:
+        """Record a new run's header, claimed by ``owner`` (or without an owner); False
+        when the run exists."""
+        held = (owner, 1, time.time() + lease) if owner is not None else (None, 0, None)
         return bool(self._write(lambda: self._db.execute(
-            f"INSERT OR IGNORE INTO runs ({_HEADER}, delegate) VALUES (?, ?, ?, ?, ?, ?)",
+            f"INSERT OR IGNORE INTO runs ({_HEADER}, delegate, owner, epoch, lease_until) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (header.run_id, header.version, header.digest, header.header, header.created,
-             int(is_delegate(header)))).rowcount))
+             int(is_delegate(header)), *held)).rowcount))
 
-    def append(self, run_id: str, records: Sequence[Record], epoch: int) -> None:
+    def append(self, run_id: str, records: Sequence[Record], epoch: int, *,
+               release: bool = False) -> None:
         """Append rows to a run in one transaction, committed (on disk) before returning,
-        while the run's epoch is ``epoch`` (checked by each row's insert)."""
+        while the run's epoch is ``epoch`` (checked by each row's insert); ``release``
+        ends the lease in the same transaction."""
         text = _TEXTS  # a dict read: an Enum's ``.value`` costs a descriptor call a row
         rows = [(run_id, r.seq, text[r.kind], r.node, r.data, run_id, epoch) for r in records]
         status = status_after(records)
@@ -178,8 +184,10 @@ class SqliteStore:
             if self._db.executemany(_APPEND, rows).rowcount != len(rows):
                 self._db.execute("ROLLBACK")
                 return False
-            if status is not None:
-                self._db.execute("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))
+            if status is not None or release:
+                self._db.execute("UPDATE runs SET status = coalesce(?, status), lease_until "
+                                 "= CASE WHEN ? THEN NULL ELSE lease_until END "
+                                 "WHERE run_id = ?", (status, release, run_id))
             return True
 
         if not self._write(insert):

@@ -185,8 +185,10 @@ class Store(Protocol):
     :class:`JournalUnreadable` when what it holds cannot be read.
     """
 
-    def create_run(self, header: RunHeader) -> bool:
-        """Record a new run's header, without an owner (committed at once); False, writing
+    def create_run(self, header: RunHeader, owner: str | None = None,
+                   lease: float = 0.0) -> bool:
+        """Record a new run's header (committed at once): claimed by ``owner`` (epoch 1, a
+        lease of ``lease`` seconds), or without an owner when None. False, writing
         nothing, when the store holds a run of that id already."""
 
     def header(self, run_id: str) -> RunHeader | None:
@@ -195,10 +197,12 @@ class Store(Protocol):
     def runs(self) -> list[RunHeader]:
         """Every run's header, oldest first."""
 
-    def append(self, run_id: str, records: Sequence[Record], epoch: int) -> None:
+    def append(self, run_id: str, records: Sequence[Record], epoch: int, *,
+               release: bool = False) -> None:
         """Append rows to a run, all or none, on disk before returning, and only while the
         run's epoch is ``epoch`` (checked in the statement that writes them); raises
-        :class:`RunTakenOver` otherwise. The run's status follows :func:`status_after`."""
+        :class:`RunTakenOver` otherwise. The run's status follows :func:`status_after`;
+        ``release`` ends the owner's lease with these rows (the run's last ones)."""
 
     def claim(self, run_id: str, owner: str, lease: float, *, take_over: bool = False) -> int:
         """Make ``owner`` the run's owner for ``lease`` seconds and return the new epoch;
