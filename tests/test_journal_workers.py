@@ -245,3 +245,21 @@ def test_pgpass_and_take_over_on_the_command_line(pg_cluster: Any, tmp_path: pat
         assert code == 0 and "status: completed" in out, err
         with pytest.raises(obelisk.journal.RunTakenOver):
             holder.store.renew(run_id, tenure.epoch, 5.0)
+
+
+def test_an_agent_run_whose_owner_died_is_finished_by_a_worker_with_an_llm(
+        journal_target: str) -> None:
+    first = {"calls": [{"_tool": "work", "i": 1, "_outputPath": "†s.a"}], "output": None}
+    last = {"calls": [], "output": "†s.a.n"}
+
+    def dies(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        raise KeyboardInterrupt  # the process dies while the call runs
+
+    with Journal.open(journal_target) as journal, pytest.raises(KeyboardInterrupt):
+        obelisk.run_agent_sync([], obelisk.ScriptedLLM([first]), tools=[acts.WORK],
+                               activities={"work": dies}, journal=journal, run_id="A")
+    llm = obelisk.ScriptedLLM([last])
+    report = Worker(journal_target, acts.ACTIVITIES, llm=llm).run(until_idle=True)
+    assert report.ended == ["A"] and len(llm.requests) == 1  # tick 1 was not asked again
+    with Journal.open(journal_target) as journal:
+        assert obelisk.journal_history(journal, "A")["status"] == "completed"
