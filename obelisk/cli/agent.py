@@ -258,8 +258,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             options["on_plan"] = plan_shown(out)
     if args.journal:
         run_id = args.run_id or uuid.uuid4().hex
-        print(f"journal: run {run_id} in {args.journal}", file=err)
-        with open_journal(args.journal, args.durability) as journal:
+        with open_journal(args.journal, args.durability, lease=args.lease) as journal:
+            print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
             result = _run_agent(context, llm, options, args.file)
     else:

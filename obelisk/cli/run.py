@@ -128,17 +128,40 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
     """``--journal``, ``--run``, ``--durability``: record the run (see ``obelisk resume``)."""
-    parser.add_argument("--journal", metavar="RUN.db", help="record the run in this journal")
+    parser.add_argument("--journal", metavar="JOURNAL",
+                        help="record the run in this journal: a file or a postgresql:// URL")
     parser.add_argument("--run", dest="run_id", metavar="ID",
                         help="the run's id in the journal (default: new)")
     parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
                         help="sync: each event on disk before the run goes on (default)")
+    add_lease_argument(parser)
 
 
-def open_journal(path: str, durability: str = "sync", *, create: bool = True) -> Journal:
-    """The journal at ``path``; a file that cannot be opened is bad input (exit 2)."""
+def _lease(text: str) -> float:
     try:
-        return Journal.open(path, durability, create=create)
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < seconds < 86400:
+        raise argparse.ArgumentTypeError("a lease is more than 0 and less than 86400 seconds")
+    return seconds
+
+
+def add_lease_argument(parser: argparse.ArgumentParser) -> None:
+    """``--lease SECONDS``: how long this process's hold on a run lasts unless renewed."""
+    parser.add_argument("--lease", type=_lease, metavar="SECONDS",
+                        help="how long this process's hold on a run lasts unless renewed "
+                             "(renewed every third of it; default 5)")
+
+
+def open_journal(path: str, durability: str = "sync", *, create: bool = True,
+                 read_only: bool = False, lease: float | None = None) -> Journal:
+    """The journal at ``path`` (a file or a postgresql:// URL); one that cannot be opened
+    is bad input (exit 2), named without a URL's password."""
+    try:
+        if lease is None:
+            return Journal.open(path, durability, create=create, read_only=read_only)
+        return Journal.open(path, durability, create=create, read_only=read_only, lease=lease)
     except JournalError as exc:
         raise InputError(str(exc)) from None
 
@@ -174,7 +197,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
     try:
         if args.journal:
-            with open_journal(args.journal, args.durability) as journal:
+            with open_journal(args.journal, args.durability, lease=args.lease) as journal:
                 result = _run_journaled(args, plan, journal, tracked, display, err)
         elif args.interpreter == "asyncio":
             result = asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
@@ -226,7 +249,7 @@ class Display:
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
                    activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
-    print(f"journal: run {run_id} in {args.journal}", file=err)
+    print(f"journal: run {run_id} in {journal.name}", file=err)
     try:
         if args.interpreter == "asyncio":
             return asyncio.run(run_durable_async(
