@@ -20,7 +20,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp_servers import free_port, stdio_spec
+from mcp_servers import free_port, obelisk_path, stdio_spec
 
 from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.outcomes import Approve, Deny
@@ -199,7 +199,7 @@ def http_obelisk() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(_obelisk("--http", f"127.0.0.1:{port}"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                               env={**os.environ, "PYTHONPATH": obelisk_path()})
     try:
         deadline = time.monotonic() + 30
         while not _listens(port):
@@ -234,7 +234,7 @@ def test_destructive_calls_are_put_to_the_user_on_either_channel(
 
     target: Any = (request.getfixturevalue("http_obelisk") if transport == "http" else
                    StdioServerParameters(command=_obelisk()[0], args=_obelisk()[1:],
-                                         env={"PYTHONPATH": os.pathsep.join(sys.path)}))
+                                         env={"PYTHONPATH": obelisk_path()}))
 
     async def main() -> tuple[str, list[types.CallToolResult]]:
         async with Client(target, elicitation_callback=elicit, mode=mode) as client:

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp_servers import SERVER, free_port, stdio_spec
+from mcp_servers import SERVER, free_port, obelisk_path, stdio_spec
 
 from obelisk.mcp.tooltext import TOOLS
 
@@ -33,7 +33,7 @@ def _obelisk(*extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "obelisk", "mcp-server", "--mcp", stdio_spec(), *extra],
-        env={"PYTHONPATH": os.pathsep.join(sys.path)})
+        env={"PYTHONPATH": obelisk_path()})
 
 
 async def _session(client: Client) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def test_plan_mode_over_streamable_http() -> None:
         [sys.executable, "-m", "obelisk", "mcp-server", "--mcp", stdio_spec(),
          "--http", f"127.0.0.1:{port}", "--allow-destructive"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        env={**os.environ, "PYTHONPATH": obelisk_path()})
     try:
         assert process.stderr is not None
         line = process.stderr.readline().decode()
