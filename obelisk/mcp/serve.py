@@ -7,9 +7,10 @@ The server offers four tools over the downstream servers' tools (:class:`McpServ
 - ``validate_plan``: obelisk's diagnostics for a plan, structured and as text;
 - ``dry_run_plan``: the plan run with mocks made from the tools' output schemas;
 - ``run_plan``: the plan run for real; a destructive tool's call is approved through
-  MCP elicitation when the client can answer one, refused otherwise unless destructive
-  tools are allowed. It returns each call's outcome, the errors with the messages that
-  tell how to correct them, and the values the plan asked for (``output``).
+  MCP elicitation when the client can answer one (over either channel of
+  :mod:`obelisk.mcp.asking`), refused otherwise unless destructive tools are allowed. It
+  returns each call's outcome, the errors with the messages that tell how to correct
+  them, and the values the plan asked for (``output``).
 
 Their descriptions are written for an LLM, kept in :data:`TOOLS` and pinned by a golden
 test. The server is the SDK's low-level ``Server``; :func:`build_server` makes it.
@@ -20,12 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
-from mcp.shared.exceptions import NoBackChannelError
 
 from obelisk.agent.checks import resolve_output
 from obelisk.agent.request import SYSTEM_TEMPLATE, build_request
@@ -35,8 +35,8 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.aio import run_async
 from obelisk.interpreters.dryrun import dry_run
-from obelisk.interpreters.outcomes import Approve, Deny
 from obelisk.interpreters.reporting import report
+from obelisk.mcp.asking import DEFAULT_APPROVAL_TIMEOUT, Ask, Channel, Rounds, by_request, channel
 from obelisk.mcp.servers import McpServers
 from obelisk.mcp.tooltext import TOOLS
 
@@ -44,32 +44,49 @@ __all__ = ["TOOLS", "build_server", "serve_http", "serve_stdio"]
 
 
 def build_server(servers: McpServers, *, allow_destructive: bool = False,
-                 name: str = "obelisk") -> Server[Any]:
+                 name: str = "obelisk",
+                 approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT) -> Server[Any]:
     """The MCP server offering :data:`TOOLS` over ``servers`` (entered by the server's
-    lifespan: the sessions live while the server runs)."""
+    lifespan: the sessions live while the server runs). A question about a destructive
+    call that gets no answer within ``approval_timeout`` seconds is a refusal."""
+    rounds = Rounds(approval_timeout)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         async with servers:
-            yield {}
+            try:
+                yield {}
+            finally:
+                await rounds.aclose()  # runs waiting for an answer end before the sessions
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in TOOLS])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams
-                        ) -> types.CallToolResult:
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         handler = _HANDLERS.get(params.name)
         if handler is None:
             return _error(f"unknown tool {params.name!r}: the tools are "
                           + ", ".join(t["name"] for t in TOOLS))
         arguments = dict(params.arguments or {})
-        try:
-            await servers.refresh()  # a server whose tool list changed is listed again
-            value, failed = await handler(servers, arguments, ctx, allow_destructive)
-        except ObeliskError as exc:
-            return _error(str(exc))
-        return _result(value, failed)
+
+        async def answer(ask: Ask | None) -> types.CallToolResult:
+            try:
+                await servers.refresh()  # a server whose tool list changed is listed again
+                value, failed = await handler(servers, arguments, ask, allow_destructive)
+            except ObeliskError as exc:
+                return _error(str(exc))
+            return _result(value, failed)
+
+        way = None if allow_destructive else channel(ctx)
+        if way is Channel.ROUNDS and params.name in _ASKING:
+            try:
+                return await rounds.call(params, answer)
+            except ObeliskError as exc:
+                return _error(str(exc))
+        return await answer(by_request(ctx, approval_timeout) if way is Channel.REQUEST
+                            else None)
 
     from obelisk import __version__
 
@@ -96,7 +113,8 @@ async def serve_http(server: Server[Any], host: str, port: int) -> None:
     await uvicorn.Server(config).serve()
 
 
-Handler = Callable[[McpServers, dict[str, Any], Any, bool], Any]
+Handler = Callable[[McpServers, dict[str, Any], Ask | None, bool],
+                   Awaitable[tuple[Any, bool]]]
 
 
 def _calls(arguments: dict[str, Any]) -> list[Any]:
@@ -110,7 +128,7 @@ def _context(arguments: dict[str, Any]) -> Context:
     return Context.of(arguments.get("context") or [])
 
 
-async def _describe(servers: McpServers, arguments: dict[str, Any], ctx: Any,
+async def _describe(servers: McpServers, arguments: dict[str, Any], ask: Ask | None,
                     allow: bool) -> tuple[Any, bool]:
     request = build_request(Context.of([]), tools=servers.tools,
                             activity_names=list(servers.activities))
@@ -124,13 +142,13 @@ def _diagnostics(plan: Any) -> list[dict[str, Any]]:
     return [{**d.to_json(), "text": render_text(d)} for d in plan.diagnostics]
 
 
-async def _validate(servers: McpServers, arguments: dict[str, Any], ctx: Any,
+async def _validate(servers: McpServers, arguments: dict[str, Any], ask: Ask | None,
                     allow: bool) -> tuple[Any, bool]:
     plan = compile_plan(_calls(arguments), tools=servers.tools, context=_context(arguments))
     return {"ok": plan.ok, "diagnostics": _diagnostics(plan)}, False
 
 
-async def _dry_run(servers: McpServers, arguments: dict[str, Any], ctx: Any,
+async def _dry_run(servers: McpServers, arguments: dict[str, Any], ask: Ask | None,
                    allow: bool) -> tuple[Any, bool]:
     plan = compile_plan(_calls(arguments), tools=servers.tools, context=_context(arguments))
     if not plan.ok:
@@ -142,15 +160,15 @@ async def _dry_run(servers: McpServers, arguments: dict[str, Any], ctx: Any,
     return _answer(data, result.context, arguments.get("output")), bool(data["errors"])
 
 
-async def _run(servers: McpServers, arguments: dict[str, Any], ctx: Any,
+async def _run(servers: McpServers, arguments: dict[str, Any], ask: Ask | None,
                allow: bool) -> tuple[Any, bool]:
     context = _context(arguments)
     plan = compile_plan(_calls(arguments), tools=servers.tools, context=context)
     if not plan.ok:
         return {"status": "refused", "diagnostics": _diagnostics(plan)}, True
-    approve = servers.approval(_elicit(ctx), allow_destructive=allow, refusal=(
-        "this MCP client cannot be asked (it declares no elicitation): start obelisk "
-        "mcp-server with --allow-destructive to allow destructive tools"))
+    approve = servers.approval(ask, allow_destructive=allow, refusal=(
+        "this MCP client cannot be asked (it declares no form elicitation): start "
+        "obelisk mcp-server with --allow-destructive to allow destructive tools"))
     result = await run_async(plan, context, activities=servers.activities, approve=approve,
                              trace=False)
     data = report(result)
@@ -171,37 +189,6 @@ def _answer(data: dict[str, Any], context: Context, output: Any) -> dict[str, An
     return answer
 
 
-def _elicit(ctx: Any) -> Callable[[dict[str, Any]], Any] | None:
-    """Ask the client's user about a destructive call (MCP elicitation), when the client
-    says it can answer; None otherwise (the call is then refused)."""
-    session = ctx.session
-    capable = session.check_client_capability(
-        types.ClientCapabilities(elicitation=types.ElicitationCapability()))
-    if not capable:
-        return None
-
-    async def ask(call: dict[str, Any]) -> Any:
-        shown = json.dumps({k: v for k, v in call.items() if not k.startswith("_")})
-        try:
-            answer = await session.elicit_form(
-                f"Run the destructive tool {call.get('_tool')!r} with {shown}?",
-                {"type": "object", "properties": {"approve": {
-                    "type": "boolean", "description": "true to run the call"}},
-                 "required": ["approve"]}, related_request_id=ctx.request_id)
-        except NoBackChannelError:
-            return Deny("this destructive call needs approval, and this client connection "
-                        "cannot be asked (a 2026-07-28 connection has no server-to-client "
-                        "requests): start obelisk mcp-server with --allow-destructive to "
-                        "allow destructive tools")
-        except Exception as exc:  # noqa: BLE001 - the client failed to answer: refused
-            return Deny(f"approval was asked by elicitation and not given: {exc}")
-        if answer.action == "accept" and (answer.content or {}).get("approve") is True:
-            return Approve()
-        return Deny(f"the user did not approve the call ({answer.action})")
-
-    return ask
-
-
 def _result(value: Any, failed: bool) -> types.CallToolResult:
     text = json.dumps(value, ensure_ascii=False, indent=1)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
@@ -217,3 +204,5 @@ _HANDLERS: dict[str, Handler] = {
     "describe_tools": _describe, "validate_plan": _validate, "dry_run_plan": _dry_run,
     "run_plan": _run,
 }
+#: The tools whose calls may ask the user (through :mod:`obelisk.mcp.asking`).
+_ASKING = frozenset({"run_plan"})

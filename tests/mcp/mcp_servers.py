@@ -21,6 +21,15 @@ def stdio_spec(name: str | None = "t") -> str:
     return f"{prefix}stdio:{sys.executable} {SERVER}"
 
 
+def obelisk_path() -> str:
+    """PYTHONPATH for an ``obelisk`` subprocess: the folder holding the obelisk under test,
+    and nothing else. Not this process's whole ``sys.path``: the full suite puts bench/
+    there, whose ``mcp.py`` would hide the MCP SDK from the subprocess."""
+    import obelisk
+
+    return str(pathlib.Path(obelisk.__file__).resolve().parent.parent)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

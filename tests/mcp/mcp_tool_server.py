@@ -3,7 +3,8 @@
 ``python tool_server.py`` serves stdio; ``python tool_server.py --http PORT`` streamable
 HTTP on 127.0.0.1. Its tools: structured and text results, a slow one (which writes a
 marker file when it is cancelled), one failing with isError, one raising a JSON-RPC error,
-one that kills its own process, and one that adds a tool and announces the change.
+one that kills its own process, one that adds a tool and announces the change, a
+destructive one that can leave a trace, and a counter of its own calls.
 """
 
 from __future__ import annotations
@@ -86,9 +87,24 @@ def protocol_error() -> str:
 
 
 @server.tool()
-def wipe(name: str) -> str:
-    """A tool without annotations: destructive and not idempotent, by the MCP defaults."""
+def wipe(name: str, trace: str = "") -> str:
+    """A tool without annotations: destructive and not idempotent, by the MCP defaults.
+    Appends ``name`` to the file ``trace`` when given, so a test sees that it ran."""
+    if trace:
+        with open(trace, "a", encoding="utf-8") as handle:
+            handle.write(name + "\n")
     return f"wiped {name}"
+
+
+TICKS = [0]
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+def tick(after: str = "") -> int:
+    """Count the calls made to this tool in this server's process (1, 2, ...); ``after``
+    is ignored (a reference there orders the call after another one)."""
+    TICKS[0] += 1
+    return TICKS[0]
 
 
 @server.tool(annotations=READ_ONLY)

@@ -10,10 +10,9 @@ import sys
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp_servers import SERVER, free_port, stdio_spec
+from mcp_servers import SERVER, free_port, obelisk_path, stdio_spec
 
 from obelisk.mcp.tooltext import TOOLS
 
@@ -34,7 +33,7 @@ def _obelisk(*extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "obelisk", "mcp-server", "--mcp", stdio_spec(), *extra],
-        env={"PYTHONPATH": os.pathsep.join(sys.path)})
+        env={"PYTHONPATH": obelisk_path()})
 
 
 async def _session(client: Client) -> dict[str, Any]:
@@ -79,25 +78,6 @@ def test_plan_mode_over_stdio_refuses_destructive_calls_it_cannot_ask_about() ->
     assert "--allow-destructive" in wiped.structured_content["errors"][0]["error"]["message"]
 
 
-def test_destructive_calls_are_approved_by_elicitation() -> None:
-    asked: list[str] = []
-
-    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": True})
-
-    async def main() -> types.CallToolResult:
-        # A 2025-era (handshake) client: the server may ask it questions.
-        async with Client(_obelisk(), elicitation_callback=elicit, mode="legacy") as client:
-            return await client.call_tool("run_plan", {"calls": [
-                {"_tool": "t.wipe", "name": "db", "_outputPath": "†state.w"}],
-                "output": "†state.w"})
-
-    result = anyio.run(main)
-    assert not result.is_error and result.structured_content["output"] == {"result": "wiped db"}
-    assert asked and "t.wipe" in asked[0]
-
-
 def test_plan_mode_over_streamable_http() -> None:
     import subprocess
     import time
@@ -107,7 +87,7 @@ def test_plan_mode_over_streamable_http() -> None:
         [sys.executable, "-m", "obelisk", "mcp-server", "--mcp", stdio_spec(),
          "--http", f"127.0.0.1:{port}", "--allow-destructive"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        env={**os.environ, "PYTHONPATH": obelisk_path()})
     try:
         assert process.stderr is not None
         line = process.stderr.readline().decode()
