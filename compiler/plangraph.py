@@ -16,7 +16,7 @@ from typing import Any
 from attrs import frozen
 from pyrsistent import PMap
 
-from obelisk.compiler.edges import EdgeMap, EdgeView, Links, Target
+from obelisk.compiler.edges import EdgeMap, EdgeView, Group, Links, Target
 from obelisk.compiler.graph import acyclic_order, strongly_connected, topological_order
 from obelisk.compiler.index import LayeredIndex
 from obelisk.compiler.nodes import Edge, Node, Param, Read, is_flat, sole_text
@@ -85,9 +85,12 @@ class PlanGraph:
     (built once, then only read). ``edges`` and ``edge_at`` build each edge when read
     (see :mod:`obelisk.compiler.edges`). ``successors``/``predecessors`` are adjacency
     tuples by node id (equal ones shared), ``by_position`` the successors sorted by
-    position; ``edge_count`` is ``len(edges)``; past ``limits.max_edges`` the graph is
-    *too dense*: it is not ordered (``order`` is node order, no loops, no guards) and only
-    the ``too-dense`` error is reported about its structure.
+    position; ``edge_count`` is the number of edges (``len(edges)`` unless too dense),
+    counted before any edge is linked. Past ``limits.max_edges`` the graph is *too
+    dense*: it is not linked (no edges, every node's successors and predecessors empty,
+    no read's writers), not ordered (``order`` is node order, no
+    loops, no guards), and only the ``too-dense`` error is reported about its structure
+    (the checks that follow reads to their writers are skipped).
     ``order`` a topological order (each loop kept together), ``positions`` each node's
     place in it. ``loops`` are the strongly connected components of two nodes or more,
     ``loop_of`` maps each of their nodes to its loop's number. ``guards`` are the nodes'
@@ -111,6 +114,9 @@ class PlanGraph:
     inputs: Inputs
     tools: ToolRegistry | None
     limits: Limits
+    #: False when counting the edges stopped once it passed ``limits.max_edges``:
+    #: ``edge_count`` is then a lower bound.
+    edge_count_exact: bool = True
 
     @property
     def too_dense(self) -> bool:
@@ -135,15 +141,20 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
                     index.add(instance, target.kind, target.path, (node_id, alt, target))
     n = len(expanded)
     links = Links(n)
-    params = _link(expanded, index, ctx, links)
-    successors, predecessors = links.adjacency()
-    edges = EdgeView(links, successors)
-    if len(edges) > limits.max_edges:
+    grouped = _group(expanded, index, links)
+    # Counted before a single (writer, reader) pair is made: a dense plan is refused in
+    # time linear in its reads, not in its edges.
+    edge_count, exact = links.count(limits.max_edges)
+    dense = edge_count > limits.max_edges
+    params = _params(expanded, grouped, ctx, links, dense)
+    if dense:
         # Too dense to order in bounded time: the too-dense error says so, and the graph
-        # is left unordered (no node of it runs).
+        # is left unordered and unlinked (no node of it runs).
+        successors = predecessors = links.unlinked()
         order: tuple[int, ...] = tuple(range(n))
         loops: tuple[tuple[int, ...], ...] = ()
     else:
+        successors, predecessors = links.adjacency()
         acyclic = acyclic_order(successors, predecessors)
         if acyclic is not None:
             order, loops = tuple(acyclic), ()
@@ -151,6 +162,7 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
             components = strongly_connected(successors)
             order = tuple(topological_order(successors, components))
             loops = tuple(tuple(c) for c in components if len(c) > 1)
+    edges = EdgeView(links, successors)
     positions = [0] * n
     for place, node_id in enumerate(order):
         positions[node_id] = place
@@ -167,25 +179,48 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
         nodes=nodes, index=index, edges=edges,
         edge_at=EdgeMap(links, edges, successors),
         successors=successors, predecessors=predecessors,
-        by_position=_by_position(successors, positions), edge_count=len(edges),
+        by_position=_by_position(successors, positions), edge_count=edge_count,
+        edge_count_exact=exact,
         order=order, positions=tuple(positions), loops=loops,
         loop_of=MappingProxyType(loop_of), guards=guards, context=ctx,
         inputs=Inputs.of(ctx), tools=tools, limits=limits,
     )
 
 
-def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
-          ctx: Context, links: Links) -> list[tuple[Param, ...]]:
-    """Each node's parameters with their reads linked to the writers they overlap (in
-    the global layer and the node's own instance only)."""
+#: Each node's parameters, each with its references and the group each one reads
+#: (None: nothing writes it).
+_Grouped = list[list[tuple[tuple[Reference, ...], list[Group | None]]]]
+
+
+def _group(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
+           links: Links) -> _Grouped:
+    """Each read linked to the group of writers it overlaps (in the global layer and the
+    node's own instance only)."""
+    grouped: _Grouped = []
+    for node_id, (info, instance) in enumerate(expanded):
+        node = []
+        for _pointer, _path, _text, expr in info.params:
+            # Most parameters are one plain reference: no walk of the expression for it.
+            refs = (expr,) if type(expr) is Reference else tuple(references(expr))
+            node.append((refs, [links.group(node_id, instance, ref, index) for ref in refs]))
+        grouped.append(node)
+    return grouped
+
+
+def _params(expanded: Sequence[tuple[CallInfo, str | None]], grouped: _Grouped,
+            ctx: Context, links: Links, dense: bool) -> list[tuple[Param, ...]]:
+    """Each node's parameters with their reads and the writers each read reads. A
+    too-dense graph is not linked: no read has writers (a tuple per reader would be
+    quadratic in the calls, and none of it runs)."""
     node_params: list[tuple[Param, ...]] = []
     for node_id, (info, instance) in enumerate(expanded):
         params = []
-        for pointer, path, text, expr in info.params:
-            # Most parameters are one plain reference: no walk of the expression for it.
-            refs = (expr,) if type(expr) is Reference else references(expr)
-            reads = tuple(_new_read(ref, links.link(node_id, instance, ref, index),
-                                    _provided(ctx, ref, instance)) for ref in refs)
+        for (pointer, path, text, expr), (refs, groups) in zip(
+                info.params, grouped[node_id], strict=True):
+            reads = tuple(_new_read(ref, () if group is None or dense
+                                    else links.writers(node_id, group),
+                                    _provided(ctx, ref, instance))
+                          for ref, group in zip(refs, groups, strict=True))
             params.append(_new_param(pointer, path, text, expr, reads))
         node_params.append(tuple(params))
     return node_params
