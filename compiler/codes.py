@@ -77,7 +77,9 @@ class DiagnosticCode(str, enum.Enum):
                      "_scopes names a message type that holds no data (system, tool, ...).")
     # -- obelisk's own -----------------------------------------------------------------
     INVALID_CALL = ("invalid-call", Severity.ERROR, "A call is not a JSON object.")
-    INVALID_META = ("invalid-meta", Severity.ERROR, "_instance or _scopes has the wrong shape.")
+    INVALID_META = ("invalid-meta", Severity.ERROR,
+                    "_instance or _scopes has the wrong shape, or a call sets a meta-property "
+                    "only the engine sets.")
     NO_INSTANCES = ("no-instances", Severity.INFO,
                     "Instancing was asked for, but the context names no instance.")
     TOO_MANY = ("too-many", Severity.INFO, "A kind of diagnostic was cut short.")
