@@ -89,7 +89,11 @@ class DiagnosticCode(str, enum.Enum):
                        "A kind name looks like another kind's but is spelt with other "
                        "characters.")
     SLOW_PATTERN = ("slow-pattern", Severity.WARNING,
-                    "A tool's pattern has nested quantifiers that can take exponential time.")
+                    "A tool's pattern can take exponential time in a backtracking engine "
+                    "(obelisk matches it in linear time).")
+    UNCHECKED_PATTERN = ("unchecked-pattern", Severity.WARNING,
+                         "A tool's pattern uses what the linear-time matcher cannot take "
+                         "(backreferences, lookaround): values are not checked against it.")
     NO_TOOLS = ("no-tools", Severity.INFO,
                 "No tools were given, so tool names and parameters were not checked: give "
                 "--tools FILE or a `tools` list in the plan file.")

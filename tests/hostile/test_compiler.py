@@ -214,7 +214,9 @@ def _tool_with(pattern: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("pattern", ["^(a+)+$", "(x*)*y", "^([a-z]+\\d*)+$", "(?:ab|a+)*c",
-                                     "(\\w+\\s?)+$"])
+                                     "(\\w+\\s?)+$",
+                                     # issue 26, item 4: missed before
+                                     "(a|a)+", "(a|aa)+", "(a{1,30}){1,30}", "((a+)+)?"])
 def test_a_pattern_that_can_backtrack_catastrophically_is_flagged(pattern: str) -> None:
     compiled = compile_plan([{"_tool": "t", "code": "x"}], tools=[_tool_with(pattern)])
     found = [d for d in compiled.diagnostics if d.code == "slow-pattern"]
@@ -223,7 +225,8 @@ def test_a_pattern_that_can_backtrack_catastrophically_is_flagged(pattern: str) 
 
 
 @pytest.mark.parametrize("pattern", ["^[a-z]+$", "^(ab)+$", "\\d{3}-\\d{4}", "^(a|b)*c$",
-                                     "^[A-Z][a-z]*( [A-Z][a-z]*)*$"])
+                                     "^[A-Z][a-z]*( [A-Z][a-z]*)*$", "(\\d{1,3}\\.){3}\\d{1,3}",
+                                     "^(\\w|-)+$", "^(ab|ac)+$", "^(a|b){3}$"])
 def test_an_ordinary_pattern_is_not_flagged(pattern: str) -> None:
     compiled = compile_plan([{"_tool": "t", "code": "x"}], tools=[_tool_with(pattern)])
     assert not [d for d in compiled.diagnostics if d.code == "slow-pattern"]
@@ -231,7 +234,8 @@ def test_an_ordinary_pattern_is_not_flagged(pattern: str) -> None:
 
 def test_new_codes_are_in_the_codes_table() -> None:
     for code, severity in [("invalid-scope", "error"), ("too-dense", "error"),
-                           ("confusable-kind", "warning"), ("slow-pattern", "warning")]:
+                           ("confusable-kind", "warning"), ("slow-pattern", "warning"),
+                           ("unchecked-pattern", "warning")]:
         assert CODES[code].value == severity
 
 
