@@ -309,8 +309,8 @@ def test_counting_stops_once_it_is_well_past_the_limit(
 
 #: Paths that overlap in every way the index knows: prefixes, equal keys and indexes,
 #: indexes of both signs, a key and its index's text.
-PATHS = ("†state.a", "†state.a.b", "†state.a.0", "†state.a.-1", "†state.a.\"0\"", "†state.b",
-         "†state", "†data.a")
+PATHS = ("†state.a", "†state.a.b", "†state.a.0", "†state.a.-1", "†state.a.\"0\"",
+         "†state.b", "†state", "†data.a")
 
 
 @st.composite

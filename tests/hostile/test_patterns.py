@@ -81,8 +81,8 @@ def test_a_resolved_parameter_and_a_result_are_checked_in_linear_time() -> None:
 def test_an_llms_solution_and_output_are_checked_in_linear_time() -> None:
     llm = ScriptedLLM([{"calls": [{"_tool": "t", "code": HOSTILE}], "output": None},
                        {"calls": [], "output": "†state.v"}, {"calls": [], "output": "aa"}])
-    result = run_agent_sync([{"type": "state", "state": {"v": HOSTILE}}], llm, tools=[CODE], output_schema={"type": "string",
-                                                                  "pattern": SLOW},
+    result = run_agent_sync([{"type": "state", "state": {"v": HOSTILE}}], llm, tools=[CODE],
+                            output_schema={"type": "string", "pattern": SLOW},
                             mocks={"t": {"return": "a"}}, max_ticks=3)
     kinds = [thaw(m)["data"]["error"]["type"] for m in result.context.messages
              if m.get("type") == "error"]
