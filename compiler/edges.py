@@ -31,53 +31,53 @@ Part = tuple[Any, bool]
 
 class Group:
     """The writers one query of the index found: the parts of the index it covers, and
-    (made on first use) their entries by writer, sorted ids."""
+    their entries by writer, sorted ids (made at once, or by :meth:`fill` after
+    counting when the links were made lazily)."""
 
-    __slots__ = ("parts", "_writers", "_targets", "readers", "readers_tuple")
+    __slots__ = ("parts", "entries", "writers", "targets", "readers", "readers_tuple")
 
-    def __init__(self, parts: Sequence[Part]) -> None:
+    def __init__(self, parts: Sequence[Part], entries: int, fill: bool) -> None:
         self.parts = tuple(parts)
-        # Made when first read, never while counting: a plan whose reads make a new group
-        # each (every reader its own key under a path that thousands write) would make a
-        # tuple of thousands per reader.
-        self._writers: tuple[int, ...] | None = None
-        self._targets: tuple[tuple[tuple[int, Reference], ...], ...] = ()
+        self.entries = entries  # the index entries of its parts: at least its writers
+        self.writers: tuple[int, ...] = ()
+        self.targets: tuple[tuple[tuple[int, Reference], ...], ...] = ()
         self.readers: list[int] = []  # the nodes reading through it, ascending
         self.readers_tuple: tuple[int, ...] = ()
+        if fill:
+            self.fill()
 
-    @property
-    def writers(self) -> tuple[int, ...]:
-        """The writers' node ids, sorted."""
-        if self._writers is None:
-            self._fill()
-            assert self._writers is not None
-        return self._writers
-
-    def _fill(self) -> None:
+    def fill(self) -> None:
+        """Find the writers of its parts (their entries by writer)."""
         by_writer: dict[int, list[tuple[int, Reference]]] = {}
         for node, below in self.parts:
             for writer, alt, target in PathIndex.entries_of(node, below):
                 by_writer.setdefault(writer, []).append((alt, target))
-        self._writers = tuple(sorted(by_writer))
+        self.writers = tuple(sorted(by_writer))
         # Each writer's (alternative, target) entries, in the order of ``writers``: kept
         # as tuples found by bisection rather than a dict (a group lives as long as the
         # plan, and most have one writer).
-        self._targets = tuple(tuple(by_writer[w]) for w in self._writers)
+        self.targets = tuple(tuple(by_writer[w]) for w in self.writers)
 
     def of_writer(self, writer: int) -> tuple[tuple[int, Reference], ...]:
         """The (alternative, target) entries of ``writer`` in this group (none if absent)."""
-        writers = self.writers
-        place = bisect.bisect_left(writers, writer)
-        if place < len(writers) and writers[place] == writer:
-            return self._targets[place]
+        place = bisect.bisect_left(self.writers, writer)
+        if place < len(self.writers) and self.writers[place] == writer:
+            return self.targets[place]
         return ()
 
 
 class Links:
-    """Each node's reads linked to groups, and the adjacency they make (shared tuples)."""
+    """Each node's reads linked to groups, and the adjacency they make (shared tuples).
 
-    def __init__(self, n: int) -> None:
+    ``lazy``: a group's writers are not found when it is made, but by :meth:`fill`, once
+    :meth:`count` has shown the plan is not too dense (a plan whose reads make a new
+    group each, every reader its own key under a path thousands write, would make a
+    tuple of thousands per reader). Otherwise they are found at once, as most plans want.
+    """
+
+    def __init__(self, n: int, lazy: bool = False) -> None:
         self.n = n
+        self.lazy = lazy
         self._groups: dict[tuple[tuple[int, bool], ...], Group] = {}
         self.of_node: list[list[tuple[Reference, Group]]] = [[] for _ in range(n)]
         self._shared: dict[Any, tuple[int, ...]] = {}
@@ -86,6 +86,9 @@ class Links:
         self._without: dict[tuple[int, int], tuple[int, ...]] = {}
         #: Each node's links once :meth:`adjacency` has run (``of_node`` until then).
         self.links_of: tuple[tuple[tuple[Reference, Group], ...], ...] = ()
+        #: At least the number of edges: each group's entries, once per node reading it.
+        self.bound = 0
+        self._subtrees: dict[int, int] = {}  # trie node -> the entries of its subtree
 
     def group(self, node_id: int, instance: str | None, ref: Reference,
               index: LayeredIndex[Target]) -> Group | None:
@@ -100,11 +103,30 @@ class Links:
         key = tuple((id(node), below) for node, below in parts)
         group = self._groups.get(key)
         if group is None:
-            group = self._groups[key] = Group(parts)
+            group = self._groups[key] = Group(parts, self._entries(parts), not self.lazy)
         self.of_node[node_id].append((ref, group))
         if not group.readers or group.readers[-1] != node_id:
             group.readers.append(node_id)
+            self.bound += group.entries
         return group
+
+    def _entries(self, parts: Sequence[Part]) -> int:
+        total = 0
+        for node, below in parts:
+            if not below:
+                total += len(node.entries)
+                continue
+            size = self._subtrees.get(id(node))
+            if size is None:
+                size = self._subtrees[id(node)] = sum(
+                    1 for _ in PathIndex.entries_of(node, True))
+            total += size
+        return total
+
+    def fill(self) -> None:
+        """Find every group's writers (lazy links, once the plan is known not too dense)."""
+        for group in self._groups.values():
+            group.fill()
 
     def writers(self, node_id: int, group: Group) -> tuple[int, ...]:
         """The writers a read of ``node_id`` through ``group`` reads (never the node
@@ -117,17 +139,20 @@ class Links:
             return found
         return group.writers
 
-    def count(self, limit: int) -> tuple[int, bool]:
+    def count(self, limit: int) -> tuple[int, bool] | None:
         """How many edges the links make, counted from the parts of the index they
-        cover, before any edge or group's writers is made: ``(count, exact)``.
+        cover, before any edge or group's writers is made: ``(count, exact)``; None when
+        :attr:`bound` shows at once that there are at most ``limit`` (most plans).
 
         A node reading one group costs a lookup, each group's writers being found once
         (from its parts, each part's found once); a node reading several groups costs
         the union of their writers. Once the count is past ``limit``, unions of about
-        ``limit`` writers more are spent on it, then counting stops and the count is a
-        lower bound (``exact`` false): so refusing a dense plan costs no more than about
-        twice the limit, whatever the plan.
+        ``limit`` writers more (at least ``_SPARE``) are spent on it, then counting stops
+        and the count is a lower bound (``exact`` false): so refusing a dense plan costs no
+        more than about twice the limit, whatever the plan.
         """
+        if self.bound <= limit:
+            return None
         members = _Members()
         total, stop = 0, None
         for node_id, links in enumerate(self.of_node):
@@ -143,7 +168,7 @@ class Links:
                                        for p in g.parts])
                 total += len(found) - (node_id in found)
             if stop is None and total > limit:
-                stop = members.work + limit
+                stop = members.work + max(limit, _SPARE)
             if stop is not None and members.work > stop:
                 return total, not any(self.of_node[node_id + 1:])
         return total, True
@@ -210,6 +235,10 @@ class Links:
         if not alts:
             return None
         return Edge(writer, reader, tuple(sorted(alts)), tuple(sorted(paths)))
+
+
+#: The writers put in sets to finish counting past a small limit, at least.
+_SPARE = 100_000
 
 
 class _Members:

@@ -35,9 +35,13 @@ __all__ = ["ENGINE_META", "engine_meta_errors", "tool_meta_errors"]
 #: Meta-properties only the engine sets on a call.
 ENGINE_META = ("_idempotencyKey",)
 
+_NONE: list[tuple[str, str]] = []  # returned, never changed
+
 
 def engine_meta_errors(call: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Where ``call`` sets a meta-property only the engine sets (with or without tools)."""
+    if "_idempotencyKey" not in call:  # nearly every call: no list made
+        return _NONE
     return [(f"/{name}", f"{name} is set by the engine on the calls of a durable run; a "
              "call cannot set it: leave it out")
             for name in ENGINE_META if name in call]
@@ -48,7 +52,7 @@ def tool_meta_errors(tool: Tool, call: Mapping[str, Any]) -> list[tuple[str, str
     it choose (values the tool's schema checks itself, a ``const`` or an ``enum``, are
     left to that check)."""
     if "_delegate" not in call and "_activity" not in call:
-        return []
+        return _NONE
     found_props = tool.schema.get("properties") if isinstance(tool.schema, PMap) else None
     props: Mapping[str, Any] = found_props if isinstance(found_props, PMap) else {}
     found = []

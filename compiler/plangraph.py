@@ -16,7 +16,7 @@ from typing import Any
 from attrs import frozen
 from pyrsistent import PMap
 
-from obelisk.compiler.edges import EdgeMap, EdgeView, Group, Links, Target
+from obelisk.compiler.edges import EdgeMap, EdgeView, Links, Target
 from obelisk.compiler.graph import acyclic_order, strongly_connected, topological_order
 from obelisk.compiler.index import LayeredIndex
 from obelisk.compiler.nodes import Edge, Node, Param, Read, is_flat, sole_text
@@ -140,13 +140,9 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
                 for target in group.targets:
                     index.add(instance, target.kind, target.path, (node_id, alt, target))
     n = len(expanded)
-    links = Links(n)
-    grouped = _group(expanded, index, links)
-    # Counted before a single (writer, reader) pair is made: a dense plan is refused in
-    # time linear in its reads, not in its edges.
-    edge_count, exact = links.count(limits.max_edges)
+    links, params, counted = _linked(expanded, index, ctx, limits.max_edges)
+    edge_count, exact = counted if counted is not None else (0, True)
     dense = edge_count > limits.max_edges
-    params = _params(expanded, grouped, ctx, links, dense)
     if dense:
         # Too dense to order in bounded time: the too-dense error says so, and the graph
         # is left unordered and unlinked (no node of it runs).
@@ -163,6 +159,8 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
             order = tuple(topological_order(successors, components))
             loops = tuple(tuple(c) for c in components if len(c) > 1)
     edges = EdgeView(links, successors)
+    if not dense:
+        edge_count = len(edges)
     positions = [0] * n
     for place, node_id in enumerate(order):
         positions[node_id] = place
@@ -187,41 +185,77 @@ def build_graph(expanded: Sequence[tuple[CallInfo, str | None]], ctx: Context,
     )
 
 
-#: Each node's parameters, each with its references and the group each one reads
-#: (None: nothing writes it).
-_Grouped = list[list[tuple[tuple[Reference, ...], list[Group | None]]]]
+#: Up to this many edges (as :attr:`Links.bound` counts them), a plan is linked in one
+#: pass, each group's writers found as it is made; past it, the edges are counted from
+#: the groups first. The one pass is the faster way (3% of compiling the plans of
+#: bench/compile.py), but what it makes before the bound stops it is not kept: a few tens
+#: of megabytes at this bound, where the limit's two million edges would take hundreds.
+EAGER_BOUND = 250_000
 
 
-def _group(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
-           links: Links) -> _Grouped:
-    """Each read linked to the group of writers it overlaps (in the global layer and the
-    node's own instance only)."""
-    grouped: _Grouped = []
+def _linked(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
+            ctx: Context, limit: int) -> tuple[Links, list[tuple[Param, ...]],
+                                               tuple[int, bool] | None]:
+    """Each node's parameters with their reads linked to the writers they overlap (in
+    the global layer and the node's own instance only), and, when it was needed, the
+    count of the edges (:meth:`Links.count`; None: at most ``limit``, so not counted).
+
+    Linked in one pass while :attr:`Links.bound` shows the edges are at most ``limit``
+    and :data:`EAGER_BOUND` (most plans). Past it, linking starts again lazily: every read is grouped first, the
+    edges are counted from the groups, and the reads get their writers only when the plan
+    is not too dense; a too-dense graph is not linked, so no read has writers (a tuple
+    per reader would be quadratic in the calls, and none of it runs).
+    """
+    links = Links(len(expanded))
+    params = _link(expanded, index, ctx, links, min(limit, EAGER_BOUND))
+    if params is not None:
+        return links, params, None
+    links = Links(len(expanded), lazy=True)
+    grouped = [[(refs, [links.group(node_id, instance, ref, index) for ref in refs])
+                for refs in _refs(info)] for node_id, (info, instance) in enumerate(expanded)]
+    counted = links.count(limit)
+    dense = counted is not None and counted[0] > limit
+    if not dense:
+        links.fill()
+    params = []
     for node_id, (info, instance) in enumerate(expanded):
         node = []
-        for _pointer, _path, _text, expr in info.params:
-            # Most parameters are one plain reference: no walk of the expression for it.
-            refs = (expr,) if type(expr) is Reference else tuple(references(expr))
-            node.append((refs, [links.group(node_id, instance, ref, index) for ref in refs]))
-        grouped.append(node)
-    return grouped
-
-
-def _params(expanded: Sequence[tuple[CallInfo, str | None]], grouped: _Grouped,
-            ctx: Context, links: Links, dense: bool) -> list[tuple[Param, ...]]:
-    """Each node's parameters with their reads and the writers each read reads. A
-    too-dense graph is not linked: no read has writers (a tuple per reader would be
-    quadratic in the calls, and none of it runs)."""
-    node_params: list[tuple[Param, ...]] = []
-    for node_id, (info, instance) in enumerate(expanded):
-        params = []
         for (pointer, path, text, expr), (refs, groups) in zip(
                 info.params, grouped[node_id], strict=True):
             reads = tuple(_new_read(ref, () if group is None or dense
                                     else links.writers(node_id, group),
                                     _provided(ctx, ref, instance))
                           for ref, group in zip(refs, groups, strict=True))
-            params.append(_new_param(pointer, path, text, expr, reads))
+            node.append(_new_param(pointer, path, text, expr, reads))
+        params.append(tuple(node))
+    return links, params, counted
+
+
+def _refs(info: CallInfo) -> list[tuple[Reference, ...]]:
+    # Most parameters are one plain reference: no walk of the expression for it.
+    return [(expr,) if type(expr) is Reference else tuple(references(expr))
+            for _pointer, _path, _text, expr in info.params]
+
+
+def _link(expanded: Sequence[tuple[CallInfo, str | None]], index: LayeredIndex[Target],
+          ctx: Context, links: Links, limit: int) -> list[tuple[Param, ...]] | None:
+    """Each node's parameters with their reads linked to the writers they overlap; None
+    as soon as :attr:`Links.bound` passes ``limit`` (the edges must be counted first)."""
+    node_params: list[tuple[Param, ...]] = []
+    for node_id, (info, instance) in enumerate(expanded):
+        params = []
+        for pointer, path, text, expr in info.params:
+            # Most parameters are one plain reference: no walk of the expression for it.
+            refs = (expr,) if type(expr) is Reference else references(expr)
+            reads = []
+            for ref in refs:
+                group = links.group(node_id, instance, ref, index)
+                if links.bound > limit:
+                    return None
+                reads.append(_new_read(ref, () if group is None
+                                       else links.writers(node_id, group),
+                                       _provided(ctx, ref, instance)))
+            params.append(_new_param(pointer, path, text, expr, tuple(reads)))
         node_params.append(tuple(params))
     return node_params
 

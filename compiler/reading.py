@@ -296,15 +296,17 @@ def _check_literals(info: CallInfo, members: Mapping[str, Frozen],
                     registry: ToolRegistry | None, report: _Report,
                     memo: dict[Any, Any] | None) -> tuple[Diagnostic, ...]:
     # Literal parameters against the tool's schema (references are type-checked later),
-    # and the meta-properties the call may not choose.
-    engine = tuple(report("invalid-meta", message, pointer=pointer)
-                   for pointer, message in engine_meta_errors(members))
+    # and the meta-properties the call may not choose (most calls set none of them: the
+    # common path builds nothing).
+    engine = engine_meta_errors(members)
     tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
-    if tool is None:
-        return engine
-    return (*engine, *(report("param-schema", message, pointer=pointer) for pointer, message in
-                       (*literal_param_errors(tool, members, memo),
-                        *tool_meta_errors(tool, members))))
+    found = [] if tool is None else literal_param_errors(tool, members, memo)
+    meta = [] if tool is None else tool_meta_errors(tool, members)
+    if not (engine or found or meta):
+        return ()
+    return (*(report("invalid-meta", message, pointer=pointer) for pointer, message in engine),
+            *(report("param-schema", message, pointer=pointer) for pointer, message in
+              (*found, *meta)))
 
 
 def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:

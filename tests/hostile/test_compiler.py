@@ -295,11 +295,12 @@ def test_refusing_a_dense_plan_takes_memory_linear_in_its_calls(
 def test_counting_stops_once_it_is_well_past_the_limit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Every reader of keyed() costs a union of its own: past the limit, counting stops
-    # after about the limit's worth of them, and says the count is a lower bound.
+    # after the limit's worth of them (100,000 writers at least), and says the count is a
+    # lower bound.
     monkeypatch.setattr(plan_module, "MAX_EDGES", 1000)
-    compiled = compile_plan(keyed(200))
+    compiled = compile_plan(keyed(500))
     count, exact = counted(compiled) or (0, True)
-    assert 1000 < count < 200 * 201 and not exact
+    assert 1000 < count < 500 * 501 and not exact
     (dense,) = compiled.diagnostics
     assert f"has at least {count} dependencies" in dense.message
     assert "more than the limit of 1000" in dense.message
@@ -337,13 +338,20 @@ def overlapping_plans(draw: st.DrawFn) -> list[dict[str, Any]]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(overlapping_plans())
 def test_the_count_is_the_number_of_edges(calls: list[dict[str, Any]]) -> None:
-    edges = len(compile_plan(calls).edges)
-    original = plan_module.MAX_EDGES
+    from obelisk.compiler import plangraph
+
+    compiled = compile_plan(calls)
+    edges = len(compiled.edges)
+    original, eager = plan_module.MAX_EDGES, plangraph.EAGER_BOUND
     try:
         plan_module.MAX_EDGES = edges  # exactly at the limit: not too dense
         assert counted(compile_plan(calls)) is None
         if edges:
             plan_module.MAX_EDGES = edges - 1  # one edge over it: too dense, exactly counted
             assert counted(compile_plan(calls)) == (edges, True)
+        plan_module.MAX_EDGES, plangraph.EAGER_BOUND = original, 0  # linked lazily
+        lazy = compile_plan(calls)
     finally:
-        plan_module.MAX_EDGES = original
+        plan_module.MAX_EDGES, plangraph.EAGER_BOUND = original, eager
+    assert lazy.edges == compiled.edges and lazy.successors == compiled.successors
+    assert lazy.nodes == compiled.nodes and lazy.diagnostics == compiled.diagnostics
