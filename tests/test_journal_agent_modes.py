@@ -56,7 +56,7 @@ class Asked:
     def llm(self) -> ScriptedLLM:
         def solve(request: Any) -> Any:  # (not slowed down: nothing here is killed)
             text = request.render()
-            delegate = agent.SUBTASK in text and "_delegate" not in text
+            delegate = agent.is_delegates(text)
             self.answers.append(agent._delegate_solution(text)[0] if delegate
                                 else str(agent.tick_of(request)))
             return agent.solution(request)
