@@ -9,6 +9,11 @@
     validate it (compile and every check) and its peak memory, measured in a fresh
     subprocess: the time and the process's peak RSS untraced, then the peak allocated by
     the compile under tracemalloc in another. Targets: < 2 s and < 200 MB.
+(c) Plans too dense to order, refused: calls that each read and write †state.a (a loop
+    of n x (n - 1) edges), and readers that each read their own key under a path
+    thousands of calls write, as files of about 444 KB and 600 KB. Time to compile (and
+    refuse with too-dense) and the peak RSS, each in a fresh subprocess. Target: < 1 s
+    each (the edges are counted before any is linked).
 
 Run: python bench/hostile.py [--quick]   (--quick: 2,000 instances; skips the run side)
 """
@@ -52,6 +57,34 @@ def dense_plan(writers: int, readers: int) -> list[dict[str, Any]]:
             + [{"_tool": "r", "x": "†state.a"} for _ in range(readers)])
 
 
+def looping_plan(n: int) -> list[dict[str, Any]]:
+    """``n`` calls that each read and write †state.a: every pair depends both ways."""
+    return [{"_tool": "m", "x": "†state.a", "_outputPath": "†state.a"} for _ in range(n)]
+
+
+def keyed_plan(n: int) -> list[dict[str, Any]]:
+    """``n`` writers of †state.a, ``n`` writers of a key under it each, and ``n`` readers
+    of two keys each: every reader reads its own groups of about ``n`` writers."""
+    return ([{"_tool": "w", "_outputPath": "†state.a"} for _ in range(n)]
+            + [{"_tool": "w", "_outputPath": f"†state.a.k{i}"} for i in range(n)]
+            + [{"_tool": "r", "x": f"†state.a.k{i}", "y": f"†state.a.k{i + 1}"}
+               for i in range(n)])
+
+
+def sized(build: Any, target: int) -> tuple[int, list[dict[str, Any]]]:
+    """The smallest ``build(n)`` whose JSON text is at least ``target`` bytes."""
+    def size(n: int) -> int:
+        return len(json.dumps(build(n), ensure_ascii=False).encode())
+
+    low, high = 1, 2
+    while size(high) < target:
+        low, high = high, high * 2
+    while low < high:  # the smallest n of at least target bytes
+        middle = (low + high) // 2
+        low, high = (middle + 1, high) if size(middle) < target else (low, middle)
+    return low, build(low)
+
+
 def timed(fn: Any) -> tuple[float, Any]:
     start = time.perf_counter()
     result = fn()
@@ -61,9 +94,9 @@ def timed(fn: Any) -> tuple[float, Any]:
 DENSE_CHILD = """
 import json, resource, sys, time, tracemalloc
 sys.path[:0] = {path!r}
-from bench.hostile import dense_plan
+from bench import hostile
 from obelisk import compile_plan
-calls = dense_plan(1000, 1000)
+calls = {calls}
 traced = {traced!r}
 if traced:
     tracemalloc.start()
@@ -80,11 +113,12 @@ print(json.dumps({{"seconds": seconds, "peak": peak, "rss": rss, "nodes": len(pl
 """
 
 
-def dense_figures(traced: bool) -> dict[str, Any]:
-    """Compile the dense plan in a fresh interpreter and return its figures (time is
-    only meaningful untraced: tracemalloc slows every allocation)."""
+def dense_figures(traced: bool, calls: str = "hostile.dense_plan(1000, 1000)") -> dict[str, Any]:
+    """Compile a dense plan (``calls``, an expression) in a fresh interpreter and return
+    its figures (time is only meaningful untraced: tracemalloc slows every allocation)."""
     root = __file__.rsplit("/bench/", 1)[0]
-    out = subprocess.run([sys.executable, "-c", DENSE_CHILD.format(path=[root], traced=traced)],
+    child = DENSE_CHILD.format(path=[root], traced=traced, calls=calls)
+    out = subprocess.run([sys.executable, "-c", child],
                          capture_output=True, text=True, check=True)
     figures: dict[str, Any] = json.loads(out.stdout)
     return figures
@@ -100,6 +134,15 @@ def main() -> None:
     print(f"    validate {dense['seconds']:.2f} s (target < 2); peak memory allocated "
           f"{traced['peak'] / 1e6:.1f} MB by tracemalloc (target < 200), peak RSS of the "
           f"whole process {dense['rss'] / 1e6:.1f} MB; diagnostics {dense['codes']}")
+    for name in ("looping_plan", "keyed_plan"):
+        for target in (444_000, 600_000):
+            n, calls = sized(getattr(sys.modules[__name__], name), target)
+            size = len(json.dumps(calls, ensure_ascii=False).encode())
+            refused = dense_figures(traced=False, calls=f"hostile.sized(hostile.{name}, "
+                                                        f"{target})[1]")
+            print(f"(c) {name}({n:,}), {size / 1000:.0f} KB, {refused['nodes']:,} nodes: "
+                  f"refused in {refused['seconds']:.2f} s (target < 1), peak RSS "
+                  f"{refused['rss'] / 1e6:.0f} MB; diagnostics {refused['codes']}")
     n = 2_000 if quick else 10_000
     compile_plan(TWO_CALLS, context=instance_context(10), instances=True)  # warm up
     t_inst, inst = timed(lambda: compile_plan(TWO_CALLS, context=instance_context(n),

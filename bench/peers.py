@@ -510,8 +510,10 @@ def run_bench(sizes: list[int], rounds: Mapping[int, int], engines: list[str]) -
               f"{wall / 0.1:.3f} x the 100 ms critical path{note}")
 
 
-def ensure_environment(argv: list[str]) -> None:
-    """Re-run inside the benchmark-only environment with LangGraph, made on first use."""
+def ensure_environment(argv: list[str], script: pathlib.Path | None = None) -> None:
+    """Re-run ``script`` (this one by default) inside the benchmark-only environment with
+    LangGraph, made on first use (``bench/headline.py --langgraph`` shares it)."""
+    script = script or pathlib.Path(__file__).resolve()
     if have_langgraph() or os.environ.get("OBELISK_PEERS_VENV"):
         return
     python = VENV / "bin" / "python"
@@ -521,7 +523,7 @@ def ensure_environment(argv: list[str]) -> None:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "langgraph", "-e", str(REPO)],
                        check=True)
     env = dict(os.environ, OBELISK_PEERS_VENV="1")
-    os.execve(str(python), [str(python), str(pathlib.Path(__file__).resolve()), *argv], env)
+    os.execve(str(python), [str(python), str(script), *argv], env)
 
 
 def main() -> None:

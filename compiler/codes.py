@@ -77,7 +77,9 @@ class DiagnosticCode(str, enum.Enum):
                      "_scopes names a message type that holds no data (system, tool, ...).")
     # -- obelisk's own -----------------------------------------------------------------
     INVALID_CALL = ("invalid-call", Severity.ERROR, "A call is not a JSON object.")
-    INVALID_META = ("invalid-meta", Severity.ERROR, "_instance or _scopes has the wrong shape.")
+    INVALID_META = ("invalid-meta", Severity.ERROR,
+                    "_instance or _scopes has the wrong shape, or a call sets a meta-property "
+                    "only the engine sets.")
     NO_INSTANCES = ("no-instances", Severity.INFO,
                     "Instancing was asked for, but the context names no instance.")
     TOO_MANY = ("too-many", Severity.INFO, "A kind of diagnostic was cut short.")
@@ -87,7 +89,11 @@ class DiagnosticCode(str, enum.Enum):
                        "A kind name looks like another kind's but is spelt with other "
                        "characters.")
     SLOW_PATTERN = ("slow-pattern", Severity.WARNING,
-                    "A tool's pattern has nested quantifiers that can take exponential time.")
+                    "A tool's pattern can take exponential time in a backtracking engine "
+                    "(obelisk matches it in linear time).")
+    UNCHECKED_PATTERN = ("unchecked-pattern", Severity.WARNING,
+                         "A tool's pattern uses what the linear-time matcher cannot take "
+                         "(backreferences, lookaround): values are not checked against it.")
     NO_TOOLS = ("no-tools", Severity.INFO,
                 "No tools were given, so tool names and parameters were not checked: give "
                 "--tools FILE or a `tools` list in the plan file.")

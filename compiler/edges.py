@@ -25,23 +25,38 @@ from obelisk.core.ast import Reference
 Target = tuple[int, int, Reference]
 
 
+#: One part of a query of the index: a trie node, and whether its whole subtree counts.
+Part = tuple[Any, bool]
+
+
 class Group:
-    """The writers one query of the index found: their entries by writer, sorted ids."""
+    """The writers one query of the index found: the parts of the index it covers, and
+    their entries by writer, sorted ids (made at once, or by :meth:`fill` after
+    counting when the links were made lazily)."""
 
-    __slots__ = ("writers", "targets", "readers", "readers_tuple")
+    __slots__ = ("parts", "entries", "writers", "targets", "readers", "readers_tuple")
 
-    def __init__(self, entries: Iterator[Target]) -> None:
+    def __init__(self, parts: Sequence[Part], entries: int, fill: bool) -> None:
+        self.parts = tuple(parts)
+        self.entries = entries  # the index entries of its parts: at least its writers
+        self.writers: tuple[int, ...] = ()
+        self.targets: tuple[tuple[tuple[int, Reference], ...], ...] = ()
+        self.readers: list[int] = []  # the nodes reading through it, ascending
+        self.readers_tuple: tuple[int, ...] = ()
+        if fill:
+            self.fill()
+
+    def fill(self) -> None:
+        """Find the writers of its parts (their entries by writer)."""
         by_writer: dict[int, list[tuple[int, Reference]]] = {}
-        for writer, alt, target in entries:
-            by_writer.setdefault(writer, []).append((alt, target))
-        self.writers: tuple[int, ...] = tuple(sorted(by_writer))
+        for node, below in self.parts:
+            for writer, alt, target in PathIndex.entries_of(node, below):
+                by_writer.setdefault(writer, []).append((alt, target))
+        self.writers = tuple(sorted(by_writer))
         # Each writer's (alternative, target) entries, in the order of ``writers``: kept
         # as tuples found by bisection rather than a dict (a group lives as long as the
         # plan, and most have one writer).
-        self.targets: tuple[tuple[tuple[int, Reference], ...], ...] = tuple(
-            tuple(by_writer[w]) for w in self.writers)
-        self.readers: list[int] = []  # the nodes reading through it, ascending
-        self.readers_tuple: tuple[int, ...] = ()
+        self.targets = tuple(tuple(by_writer[w]) for w in self.writers)
 
     def of_writer(self, writer: int) -> tuple[tuple[int, Reference], ...]:
         """The (alternative, target) entries of ``writer`` in this group (none if absent)."""
@@ -52,10 +67,17 @@ class Group:
 
 
 class Links:
-    """Each node's reads linked to groups, and the adjacency they make (shared tuples)."""
+    """Each node's reads linked to groups, and the adjacency they make (shared tuples).
 
-    def __init__(self, n: int) -> None:
+    ``lazy``: a group's writers are not found when it is made, but by :meth:`fill`, once
+    :meth:`count` has shown the plan is not too dense (a plan whose reads make a new
+    group each, every reader its own key under a path thousands write, would make a
+    tuple of thousands per reader). Otherwise they are found at once, as most plans want.
+    """
+
+    def __init__(self, n: int, lazy: bool = False) -> None:
         self.n = n
+        self.lazy = lazy
         self._groups: dict[tuple[tuple[int, bool], ...], Group] = {}
         self.of_node: list[list[tuple[Reference, Group]]] = [[] for _ in range(n)]
         self._shared: dict[Any, tuple[int, ...]] = {}
@@ -64,24 +86,51 @@ class Links:
         self._without: dict[tuple[int, int], tuple[int, ...]] = {}
         #: Each node's links once :meth:`adjacency` has run (``of_node`` until then).
         self.links_of: tuple[tuple[tuple[Reference, Group], ...], ...] = ()
+        #: At least the number of edges: each group's entries, once per node reading it.
+        self.bound = 0
+        self._subtrees: dict[int, int] = {}  # trie node -> the entries of its subtree
 
-    def link(self, node_id: int, instance: str | None, ref: Reference,
-             index: LayeredIndex[Target]) -> tuple[int, ...]:
-        """Link one read of ``node_id`` to what it overlaps; return the writers it reads
-        (never the node itself), a tuple shared with every read of the same groups."""
-        parts: list[tuple[Any, bool]] = []
+    def group(self, node_id: int, instance: str | None, ref: Reference,
+              index: LayeredIndex[Target]) -> Group | None:
+        """Link one read of ``node_id`` to the group of writers it overlaps (None: no
+        writer). Nothing per (writer, reader) pair is made, nor a group's writers:
+        :meth:`count` can tell how many edges the links make before any is built."""
+        parts: list[Part] = []
         for layer in index.visible_to(instance):
             parts.extend(layer.groups(ref.kind, ref.path))
+        if not parts:  # a part is a trie node with entries, or a subtree holding some
+            return None
         key = tuple((id(node), below) for node, below in parts)
         group = self._groups.get(key)
         if group is None:
-            group = self._groups[key] = Group(
-                entry for node, below in parts for entry in PathIndex.entries_of(node, below))
-        if not group.writers:
-            return ()
+            group = self._groups[key] = Group(parts, self._entries(parts), not self.lazy)
         self.of_node[node_id].append((ref, group))
         if not group.readers or group.readers[-1] != node_id:
             group.readers.append(node_id)
+            self.bound += group.entries
+        return group
+
+    def _entries(self, parts: Sequence[Part]) -> int:
+        total = 0
+        for node, below in parts:
+            if not below:
+                total += len(node.entries)
+                continue
+            size = self._subtrees.get(id(node))
+            if size is None:
+                size = self._subtrees[id(node)] = sum(
+                    1 for _ in PathIndex.entries_of(node, True))
+            total += size
+        return total
+
+    def fill(self) -> None:
+        """Find every group's writers (lazy links, once the plan is known not too dense)."""
+        for group in self._groups.values():
+            group.fill()
+
+    def writers(self, node_id: int, group: Group) -> tuple[int, ...]:
+        """The writers a read of ``node_id`` through ``group`` reads (never the node
+        itself), a tuple shared with every read of the same group."""
         if _holds(group.writers, node_id):  # a call never depends on itself
             mine = (node_id, id(group))
             found = self._without.get(mine)
@@ -89,6 +138,40 @@ class Links:
                 found = self._without[mine] = tuple(w for w in group.writers if w != node_id)
             return found
         return group.writers
+
+    def count(self, limit: int) -> tuple[int, bool] | None:
+        """How many edges the links make, counted from the parts of the index they
+        cover, before any edge or group's writers is made: ``(count, exact)``; None when
+        :attr:`bound` shows at once that there are at most ``limit`` (most plans).
+
+        A node reading one group costs a lookup, each group's writers being found once
+        (from its parts, each part's found once); a node reading several groups costs
+        the union of their writers. Once the count is past ``limit``, unions of about
+        ``limit`` writers more (at least ``_SPARE``) are spent on it, then counting stops
+        and the count is a lower bound (``exact`` false): so refusing a dense plan costs no
+        more than about twice the limit, whatever the plan.
+        """
+        if self.bound <= limit:
+            return None
+        members = _Members()
+        total, stop = 0, None
+        for node_id, links in enumerate(self.of_node):
+            if not links:
+                continue
+            first = links[0][1]
+            if len(links) == 1 or all(g is first for _, g in links):
+                size, sets = members.of_group(first)
+                total += size - (node_id in sets[0] if len(sets) == 1
+                                 else any(node_id in found for found in sets))
+            else:
+                found = members.union([p for g in {id(g): g for _, g in links}.values()
+                                       for p in g.parts])
+                total += len(found) - (node_id in found)
+            if stop is None and total > limit:
+                stop = members.work + max(limit, _SPARE)
+            if stop is not None and members.work > stop:
+                return total, not any(self.of_node[node_id + 1:])
+        return total, True
 
     def adjacency(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
         """(successors, predecessors) by node id, sorted; equal sets share one tuple."""
@@ -113,6 +196,14 @@ class Links:
         self._groups, self._shared, self._without = {}, {}, {}
         return successors, predecessors
 
+    def unlinked(self) -> tuple[tuple[int, ...], ...]:
+        """No adjacency at all, for a graph too dense to order: every node's successors
+        and predecessors are empty, and :meth:`edge` finds none."""
+        self.links_of = ((),) * self.n
+        self.of_node = []
+        self._groups, self._shared, self._without = {}, {}, {}
+        return ((),) * self.n
+
     def _union(self, node_id: int, groups: list[Group], members: str) -> tuple[int, ...]:
         distinct = list({id(g): g for g in groups}.values())
         if not distinct:
@@ -121,7 +212,7 @@ class Links:
         if len(sets) == 1 and not _holds(sets[0], node_id):
             return sets[0]
         if len(sets) == 1 and members == "writers":
-            return self._without[(node_id, id(distinct[0]))]
+            return self.writers(node_id, distinct[0])
         key = (members, tuple(sorted(id(g) for g in distinct)))
         mine = any(_holds(s, node_id) for s in sets)
         if not mine and key in self._shared:
@@ -144,6 +235,45 @@ class Links:
         if not alts:
             return None
         return Edge(writer, reader, tuple(sorted(alts)), tuple(sorted(paths)))
+
+
+#: The writers put in sets to finish counting past a small limit, at least.
+_SPARE = 100_000
+
+
+class _Members:
+    """The writers of the parts of the index, and the number of each group's, found
+    once each while counting, and the work spent: how many writers were put in sets."""
+
+    def __init__(self) -> None:
+        self.work = 0
+        self._parts: dict[tuple[int, bool], frozenset[int]] = {}
+        self._groups: dict[int, tuple[int, tuple[frozenset[int], ...]]] = {}
+
+    def of_group(self, group: Group) -> tuple[int, tuple[frozenset[int], ...]]:
+        """How many writers ``group`` has, and the writers of each of its parts (its
+        union is not kept: a group costs one number more than its parts)."""
+        found = self._groups.get(id(group))
+        if found is None:
+            sets = tuple(self._of_part(part) for part in group.parts)
+            found = self._groups[id(group)] = (len(self.union(group.parts)), sets)
+        return found
+
+    def union(self, parts: Sequence[Part]) -> frozenset[int]:
+        """The writers of ``parts``."""
+        if len(parts) == 1:
+            return self._of_part(parts[0])
+        sets = [self._of_part(part) for part in {(id(n), b): (n, b) for n, b in parts}.values()]
+        self.work += sum(map(len, sets))
+        return frozenset().union(*sets)
+
+    def _of_part(self, part: Part) -> frozenset[int]:
+        key = (id(part[0]), part[1])
+        found = self._parts.get(key)
+        if found is None:
+            found = self._parts[key] = frozenset(w for w, _, _ in PathIndex.entries_of(*part))
+            self.work += len(found)
+        return found
 
 
 _NO_READERS: list[int] = []  # never appended to: linking ends before adjacency

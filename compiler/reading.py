@@ -20,6 +20,7 @@ from pyrsistent import PMap, PVector, pmap
 from obelisk.compiler.conform import literal_param_errors
 from obelisk.compiler.diagnostics import Diagnostic
 from obelisk.compiler.hints import METHOD_ALIASES, closest
+from obelisk.compiler.meta import engine_meta_errors, tool_meta_errors
 from obelisk.compiler.parse import parse_input, parse_output
 from obelisk.compiler.tools import Tool, ToolRegistry
 from obelisk.core.ast import Expr, OutputExpr, Span
@@ -284,12 +285,18 @@ def _read_scopes(raw: Any, report: _Report) -> tuple[tuple[str, ...], tuple[Diag
 def _check_literals(info: CallInfo, members: Mapping[str, Frozen],
                     registry: ToolRegistry | None, report: _Report,
                     memo: dict[Any, Any] | None) -> tuple[Diagnostic, ...]:
-    # Literal parameters against the tool's schema (references are type-checked later).
+    # Literal parameters against the tool's schema (references are type-checked later),
+    # and the meta-properties the call may not choose (most calls set none of them: the
+    # common path builds nothing).
+    engine = engine_meta_errors(members)
     tool = registry.get(info.tool) if registry is not None and info.tool is not None else None
-    if tool is None:
+    found = [] if tool is None else literal_param_errors(tool, members, memo)
+    meta = [] if tool is None else tool_meta_errors(tool, members)
+    if not (engine or found or meta):
         return ()
-    return tuple(report("param-schema", message, pointer=pointer)
-                 for pointer, message in literal_param_errors(tool, members, memo))
+    return (*(report("invalid-meta", message, pointer=pointer) for pointer, message in engine),
+            *(report("param-schema", message, pointer=pointer) for pointer, message in
+              (*found, *meta)))
 
 
 def _syntax(report: _Report, exc: ExpressionSyntaxError, pointer: str, text: str) -> Diagnostic:

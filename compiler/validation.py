@@ -10,12 +10,12 @@ failure is a returned ``(pointer, message)`` pair: jsonschema's exceptions never
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pyrsistent import PVector
 
+from obelisk.compiler.patterns import search
 from obelisk.compiler.schemas import dig
 from obelisk.core.pathtext import render_path
 from obelisk.core.values import pointer_of
@@ -102,13 +102,16 @@ def reference_aware() -> Any:
     Wrapping the keywords (rather than dropping errors at references afterwards) keeps
     anyOf, oneOf, contains and not right: a branch that holds a reference is not wrongly
     counted as failing. Values without references validate exactly as under
-    Draft202012Validator. Built on first use, like everything here that needs jsonschema:
-    importing it takes tens of milliseconds, and a plan without tools validates nothing.
+    Draft202012Validator, whose patterns are matched in linear time
+    (:mod:`obelisk.compiler.patterns`). Built on first use, like everything here that
+    needs jsonschema: importing it takes tens of milliseconds, and a plan without tools
+    validates nothing.
     """
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
     from jsonschema.validators import extend  # type: ignore[import-untyped]
 
-    base: dict[str, Callable[..., Any]] = dict(Draft202012Validator.VALIDATORS)
+    from obelisk.compiler.patterns import linear_validator
+
+    base: dict[str, Callable[..., Any]] = dict(linear_validator().VALIDATORS)
     # How each keyword treats references, where it differs from "a reference is valid".
     aware: dict[str, Callable[..., Any]] = {
         **{k: _unless_holding_references(base[k])
@@ -116,7 +119,7 @@ def reference_aware() -> Any:
         "oneOf": _one_of(base),
         "contains": _contains(base),
     }
-    return extend(Draft202012Validator, validators={
+    return extend(linear_validator(), validators={
         keyword: _exempting_references(aware.get(keyword, check))
         for keyword, check in base.items()
     })
@@ -244,7 +247,7 @@ def _describe_additional(error: ValidationError, path: tuple[str | int, ...],
     patterns = schema.get("patternProperties", {})
     out = []
     for name in error.instance:
-        if name in declared or any(re.search(p, name) for p in patterns):
+        if name in declared or any(search(p, name) is not False for p in patterns):
             continue
         pointer = pointer_of((*path, name))
         if path:

@@ -22,7 +22,13 @@ from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
 
-__all__ = ["FORMS", "MockError", "MockForm", "Mocked", "check_mocks", "interpret"]
+__all__ = ["FORMS", "MAX_DELAY_MS", "MockError", "MockForm", "Mocked", "check_mocks",
+           "interpret"]
+
+#: The longest ``delay_ms`` a mock may give, and the longest an invocation waits when
+#: the delays of nested mocks add up: delays reorder an asyncio dry run, and a mock from
+#: a plan, a vector or an agent file must not make one wait for hours.
+MAX_DELAY_MS = 1000
 
 
 @frozen
@@ -188,21 +194,25 @@ def mock_problems(mock: Any, where: str) -> list[str]:
         return problems
     form = forms[0]
     delay = mock.get("delay_ms", 0)
-    if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
-        problems.append(f"{where}.delay_ms: a number of milliseconds, at least 0")
+    if not isinstance(delay, (int, float)) or isinstance(delay, bool) or not (
+            0 <= delay <= MAX_DELAY_MS):  # (NaN is neither)
+        shown = repr(delay) if len(repr(delay)) <= 40 else repr(delay)[:39] + "…"
+        problems.append(f"{where}.delay_ms: a number of milliseconds from 0 to "
+                        f"{MAX_DELAY_MS}, got {shown}")
     if "value" in mock and form != "branch":
         problems.append(f"{where}: \"value\" goes with \"branch\" only")
     return problems + FORMS[form].check(mock[form], where)
 
 
 def interpret(mock: Mapping[str, Any], turn: Turn) -> Mocked:
-    """What a checked mock makes of one invocation; ``delay_ms`` adds up through nesting."""
+    """What a checked mock makes of one invocation; ``delay_ms`` adds up through nesting,
+    to :data:`MAX_DELAY_MS` at most."""
     form = next(k for k in FORMS if k in mock)  # check_mocks ran first: exactly one
     mocked = FORMS[form].interpret(mock, turn)
     delay = float(mock.get("delay_ms", 0)) / 1000.0
     if not delay or (isinstance(mocked.outcome, Raised) and mocked.outcome.contract):
         return mocked  # a mock that has no entry for this turn fails at once
-    return evolve(mocked, delay=mocked.delay + delay)
+    return evolve(mocked, delay=min(mocked.delay + delay, MAX_DELAY_MS / 1000.0))
 
 
 class Counts:

@@ -1,14 +1,17 @@
 """Reading JSON files for the command line: every failure becomes an :class:`InputError`.
 
-Besides what the JSON grammar refuses, input refuses three things that Python's reader
-would let through and that would fail later, far from their cause:
+Besides what the JSON grammar refuses, input refuses four things that Python's reader
+would let through and that would fail later, far from their cause, or never:
 
 - ``NaN``, ``Infinity`` and ``-Infinity``: not JSON numbers;
 - a lone surrogate (``"\\ud800"`` with no low half after it): not a character, and not
   writable as UTF-8; the error names the line, column and JSON Pointer of the string;
 - an integer of more than :data:`MAX_INT_DIGITS` digits (Python's conversion limit): Python
   cannot print it (its string conversion is quadratic, so it refuses); the error names
-  the line and column.
+  the line and column;
+- a key that appears twice in one object: Python's reader (like most) keeps the last one
+  silently, so a reviewer and obelisk could read two different files; the error names
+  the key, the line and column of its second appearance, and the object's JSON Pointer.
 
 A UTF-8 byte order mark at the start of the text is skipped.
 """
@@ -83,7 +86,9 @@ def parse_json(text: str, name: str) -> Any:
     if text.startswith("\ufeff"):  # a byte order mark: editors on Windows write one
         text = text[1:]
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique)
+    except _Duplicate:
+        raise _duplicate(text, name) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}", _excerpt(text, exc.pos)) from None
@@ -111,6 +116,31 @@ def _long_integer(text: str, name: str) -> InputError:
         digits = f" of {len(match.group().lstrip('-'))} digits" if match else ""
     return InputError(f"{name}: {_at(text, where)}an integer{digits}, more than {limit} "
                       "digits; write it as a string", _excerpt(text, where))
+
+
+class _Duplicate(Exception):
+    """An object of the text has a key twice (found where, when it is reported)."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _Duplicate
+    return value
+
+
+def _duplicate(text: str, name: str) -> InputError:
+    # Imported here: it needs attrs, which `obelisk --help` does not load.
+    from obelisk.positions import first_duplicate
+
+    found = first_duplicate(text)
+    if found is None:  # pragma: no cover - the reader saw one: the walk finds it
+        return InputError(f"{name}: an object has the same key twice; remove one")
+    where, key, pointer = found
+    return InputError(
+        f"{name}: {_at(text, where)}the key {json.dumps(key, ensure_ascii=False)} appears "
+        f"twice in the object at {pointer or '/'}; JSON readers keep one of the two "
+        "silently, so remove the one that is not meant", _excerpt(text, where))
 
 
 def _reject_constant(name: str) -> Any:

@@ -16,7 +16,7 @@ from obelisk.compiler.hints import closest
 from obelisk.jsonio import InputError, parse_json, read_text
 
 PLAN_FILE_FIELDS = frozenset(
-    {"id", "description", "context", "tools", "plan", "instances", "mocks"})
+    {"id", "description", "context", "tools", "plan", "instances", "mocks", "mcp"})
 
 
 @frozen
@@ -29,6 +29,9 @@ class PlanFile:
     tools: list[Any]
     instances: bool
     mocks: dict[str, Any]
+    #: MCP servers whose tools the plan uses (``mcpServers`` JSON; read by the command
+    #: line's ``--mcp`` support), as written; None when the file names none.
+    mcp: Any = None
     #: The file's text, kept to find the positions of what is reported (None: not read
     #: from a file), and the JSON Pointer of the plan array in it.
     text: str | None = None
@@ -86,7 +89,7 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
     if not isinstance(mocks, Mapping):
         raise InputError(f'{name}: "mocks" must be an object of tool name -> mock')
     return PlanFile(name, plan, list(context), tools, instances, dict(mocks),
-                    plan_pointer=plan_pointer)
+                    mcp=data.get("mcp"), plan_pointer=plan_pointer)
 
 
 _MESSAGE = {
@@ -142,6 +145,10 @@ PLAN_FILE_SCHEMA: dict[str, Any] = {
                 "mocks": {"type": "object", "additionalProperties": {"type": "object"},
                           "description": "what each tool returns in a dry run, by tool "
                                          "name"},
+                "mcp": {"type": "object",
+                        "description": "MCP servers whose tools the plan calls: the "
+                                       "mcpServers object of desktop MCP clients (name -> "
+                                       "{command, args, env} or {url, headers})"},
             },
         },
     ],

@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["Position", "Source", "locate", "string_offsets"]
+__all__ = ["Position", "Source", "first_duplicate", "locate", "string_offsets"]
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -107,6 +107,61 @@ def locate(text: str, pointers: Iterable[str]) -> dict[str, Position]:
     end = _walk(text, start, tree, "", found)
     found[""] = Position(start, end)
     return found
+
+
+class _Open:
+    """A container being walked by :func:`first_duplicate`."""
+
+    __slots__ = ("closing", "pointer", "names", "index")
+
+    def __init__(self, opening: str, pointer: str) -> None:
+        self.closing = "}" if opening == "{" else "]"
+        self.pointer = pointer
+        self.names: set[str] = set()
+        self.index = 0
+
+
+def first_duplicate(text: str) -> tuple[int, str, str] | None:
+    """The first member of an object (in text order) whose name an earlier member of the
+    same object has: ``(offset of its name, the name, the object's JSON Pointer)``, or
+    None. ``text`` is JSON that parses; it is walked without recursion, every scalar
+    skipped by the C scanner. For an error message only: a clean file is never walked."""
+    bom = 1 if text.startswith("\ufeff") else 0
+    at = _SPACE.match(text, bom).end()  # type: ignore[union-attr]
+    frames: list[_Open] = []
+    pointer = ""
+    while True:
+        if text[at:at + 1] in ("{", "["):
+            frames.append(_Open(text[at], pointer))
+            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+            fresh = text[at:at + 1] != frames[-1].closing
+        else:
+            at, fresh = _skip(text, at), False
+        while not fresh:  # a value ended: to the next member, closing what ends here
+            if not frames:
+                return None
+            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            if text[at:at + 1] == ",":
+                at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+                fresh = True
+            else:
+                frames.pop()
+                at += 1
+        frame = frames[-1]
+        if frame.closing == "]":
+            pointer = f"{frame.pointer}/{frame.index}"
+            frame.index += 1
+            continue
+        match = _STRING.match(text, at)
+        if match is None:
+            return None
+        name = json.loads(match.group())
+        if name in frame.names:
+            return at, name, frame.pointer
+        frame.names.add(name)
+        pointer = f"{frame.pointer}/{name.replace('~', '~0').replace('/', '~1')}"
+        at = _SPACE.match(text, match.end()).end()  # type: ignore[union-attr]
+        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]  # the colon
 
 
 def string_offsets(token: str) -> list[int]:

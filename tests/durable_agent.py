@@ -30,7 +30,11 @@ from obelisk import Context, Journal, ScriptedLLM, run_agent_sync
 from obelisk.llm.request import Request
 
 TICKS, CHAINS, LENGTH = 3, 4, 5
-TOOLS = [acts.WORK, acts.CHARGE]
+#: The tool of the delegated call (delegate mode): it lets a call choose the delegate.
+SUBTASK_TOOL = {"type": "object", "properties": {
+    "_tool": {"const": "subtask"}, "task": {"type": "string"}, "i": {"type": "integer"},
+    "_delegate": {"enum": ["anonymous"]}}}
+TOOLS = [acts.WORK, acts.CHARGE, SUBTASK_TOOL]
 _answered = 0
 
 
@@ -56,7 +60,7 @@ def tick_of(request: Request) -> int:
 
 #: The delegated call of tick 2 (delegate mode) and the marker its delegate's input shows.
 SUBTASK = "sub-task"
-DELEGATED = {"_tool": "work", "_delegate": "anonymous", "task": SUBTASK, "i": 0,
+DELEGATED = {"_tool": "subtask", "_delegate": "anonymous", "task": SUBTASK, "i": 0,
              "_outputPath": "†s.t2del || †e.t2del"}
 
 
@@ -75,6 +79,12 @@ def _note(variable: str, text: str) -> None:
             os.close(fd)
 
 
+def is_delegates(text: str) -> bool:
+    """Whether a request's text is the delegate's own: it shows the sub-task, but not the
+    caller's results (of tick 1)."""
+    return SUBTASK in text and '"t1c' not in text
+
+
 def _delegate_solution(text: str) -> tuple[str, dict[str, Any]]:
     if '"dk' not in text:
         calls = [{"_tool": "work", "i": 1000 + k, "_outputPath": f"†s.dk{k} || †e.dk{k}",
@@ -87,7 +97,7 @@ def solution(request: Request) -> dict[str, Any]:
     """The scripted answer for the request's tick, counted in ``OBELISK_TEST_ANSWERS``."""
     global _answered
     text = request.render()
-    if SUBTASK in text and "_delegate" not in text:  # the delegate's own request
+    if is_delegates(text):
         name, answer = _delegate_solution(text)
     elif mode() == "stream" and _unfinished(text):
         # A tick whose stream was cut resumed with the calls that had arrived: like an

@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import pathlib
-import sys
-from types import ModuleType
 
 import pytest
+from bench_scripts import load_script
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def load_peers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_peers", ROOT / "bench" / "peers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_peers", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-peers = load_peers()
+peers = load_script("peers", "bench_peers")
 SIZES = [3, 10, 57]
 
 
@@ -69,13 +54,7 @@ def test_langgraph_gives_the_expected_answer(kind: str) -> None:
 def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers() -> None:
     # bench/instructions.py counts what this child does under callgrind; here it runs
     # natively (small plans), answers checked by the asserts inside.
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("instructions", peers.__file__.replace(
-        "peers.py", "instructions.py"))
-    assert spec is not None and spec.loader is not None
-    instructions = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(instructions)
+    instructions = load_script("instructions")
     for engine in instructions.ENGINES:
         for kind in peers.KINDS:
             instructions.child(engine, kind, 12, measured=True)
@@ -89,10 +68,7 @@ def test_the_opcode_table_counts_the_run_by_function() -> None:
     # path depends on the process's clock or history: the clock (a new text when the
     # millisecond changes) and gc_keep (it freezes every thousand calls, counted across
     # runs); spread over the machine's functions (the table is what a cut is aimed with).
-    spec = importlib.util.spec_from_file_location("opcodes", ROOT / "bench" / "opcodes.py")
-    assert spec is not None and spec.loader is not None
-    opcodes = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(opcodes)
+    opcodes = load_script("opcodes")
     first_ops, first_calls = opcodes.count("chain", 30)
     again_ops, again_calls = opcodes.count("chain", 30)
     for stateful in ("common.py:utc_now", "collector.py:gc_keep"):

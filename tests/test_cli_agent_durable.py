@@ -35,13 +35,13 @@ def importable_tests(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def files(tmp_path: pathlib.Path) -> dict[str, str]:
+def files(tmp_path: pathlib.Path, journal_target: str) -> dict[str, str]:
     paths = {"agent": tmp_path / "agent.json", "one": tmp_path / "one.json",
              "two": tmp_path / "two.json"}
     paths["agent"].write_text(json.dumps({"context": [], "tools": [acts.WORK]}))
     paths["one"].write_text(json.dumps([FIRST]))
     paths["two"].write_text(json.dumps([LAST]))
-    return {k: str(v) for k, v in paths.items()} | {"db": str(tmp_path / "run.db")}
+    return {k: str(v) for k, v in paths.items()} | {"db": journal_target}
 
 
 def test_agent_journal_then_resume_with_llm(files: dict[str, str]) -> None:

@@ -23,7 +23,8 @@ def test_every_row_of_the_table_is_a_command() -> None:
     names = [c.name for c in COMMANDS]
     assert len(names) == len(set(names))
     assert names == ["resolve", "validate", "graph", "schema", "dry-run", "run", "resume",
-                     "history", "agent", "conformance", "adapter", "fuzz"]
+                     "history", "submit", "worker", "agent", "mcp", "mcp-server", "conformance",
+                     "adapter", "fuzz"]
     help_text = build_parser().format_help()
     for command in COMMANDS:
         assert command.name in help_text and command.help in help_text
@@ -44,12 +45,24 @@ def test_a_new_command_is_one_row() -> None:
     assert out.getvalue() == "HELLO\n"
 
 
-@pytest.mark.parametrize("argv", [["frobnicate"], ["validate"], ["run", "x.json"]])
+# ``run x.json`` without --activities is no longer a usage error: MCP servers (--mcp, or
+# the file's "mcp" field) may give the activities instead; see the test below it.
+@pytest.mark.parametrize("argv", [["frobnicate"], ["validate"], ["run"],
+                                  ["run", "x.json", "--interpreter", "threads"]])
 def test_usage_errors_exit_2_without_a_traceback(argv: list[str]) -> None:
     err = io.StringIO()
     assert main(argv, out=io.StringIO(), err=err) == 2
     assert err.getvalue().startswith("usage: obelisk")
     assert "Traceback" not in err.getvalue()
+
+
+def test_run_without_activities_names_both_ways_to_give_them(tmp_path: pathlib.Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"plan": [{"_tool": "x"}]}', encoding="utf-8")
+    err = io.StringIO()
+    assert main(["run", str(plan)], out=io.StringIO(), err=err) == 2
+    assert err.getvalue() == ("error: run needs --activities MODULE:NAME (or MCP servers: "
+                              "--mcp SPEC)\n")
 
 
 def test_the_usage_error_is_an_obelisk_error() -> None:

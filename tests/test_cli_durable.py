@@ -39,8 +39,9 @@ def plan(tmp_path: pathlib.Path) -> str:
     return str(path)
 
 
-def test_run_with_a_journal_then_history_and_resume(tmp_path: pathlib.Path, plan: str) -> None:
-    db = str(tmp_path / "run.db")
+def test_run_with_a_journal_then_history_and_resume(tmp_path: pathlib.Path, plan: str,
+                                                    journal_target: str) -> None:
+    db = journal_target
     code, out, err = run("run", plan, "--activities", ACTS, "--journal", db, "--run", "R1")
     assert code == 0 and "journal: run R1 in" in err
     code, table, _ = run("history", db)
@@ -64,8 +65,9 @@ class Crash(BaseException):
     """Stands for the process dying."""
 
 
-def test_resume_continues_an_unfinished_run(tmp_path: pathlib.Path) -> None:
-    db = tmp_path / "run.db"
+def test_resume_continues_an_unfinished_run(tmp_path: pathlib.Path,
+                                            journal_target: str) -> None:
+    db = journal_target
     seen = []
 
     def crash_on_third(call: dict[str, Any], tool: Any, context: Any) -> Any:
@@ -87,8 +89,8 @@ def test_resume_continues_an_unfinished_run(tmp_path: pathlib.Path) -> None:
     assert "resume" in table and "(completed)" in table
 
 
-def test_resume_with_another_interpreter(tmp_path: pathlib.Path, plan: str) -> None:
-    db = str(tmp_path / "run.db")
+def test_resume_with_another_interpreter(plan: str, journal_target: str) -> None:
+    db = journal_target
     assert run("run", plan, "--activities", ACTS, "--journal", db, "--interpreter",
                "asyncio", "--durability", "batch")[0] == 0
     code, out, _ = run("resume", db, "--interpreter", "sync")
@@ -114,8 +116,9 @@ def test_a_journal_that_cannot_be_created_exits_2(tmp_path: pathlib.Path, plan: 
     assert code == 2 and "cannot open the journal" in err
 
 
-def test_an_unknown_run_and_another_plan_exit_2(tmp_path: pathlib.Path, plan: str) -> None:
-    db = str(tmp_path / "run.db")
+def test_an_unknown_run_and_another_plan_exit_2(tmp_path: pathlib.Path, plan: str,
+                                                journal_target: str) -> None:
+    db = journal_target
     assert run("run", plan, "--activities", ACTS, "--journal", db, "--run", "R")[0] == 0
     code, _, err = run("history", db, "--run", "nope")
     assert code == 2 and "no run 'nope' (runs: R)" in err

@@ -122,7 +122,7 @@ def test_every_page_with_examples_is_run() -> None:
 _BLOCK = re.compile(r"```(json|text|console)\n(.*?)```", re.S)
 #: Pages whose ``$ obelisk ...`` examples are run here (validation.md's are run, with its
 #: JSON examples, by tests/test_cli_validate.py).
-CONSOLE_PAGES = ("running.md", "dry-run.md", "semantics.md", "expressions.md")
+CONSOLE_PAGES = ("running.md", "dry-run.md", "semantics.md", "expressions.md", "mcp.md")
 
 
 def _console_examples() -> list[tuple[str, str, str, list[str]]]:

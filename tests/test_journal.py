@@ -9,7 +9,7 @@ import pathlib
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -77,7 +77,14 @@ def same_data(a: obelisk.Context, b: obelisk.Context) -> bool:
 
 
 @pytest.fixture
-def db(tmp_path: pathlib.Path) -> pathlib.Path:
+def db(journal_target: str) -> str:
+    """The test's journal, on each backend."""
+    return journal_target
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: pathlib.Path) -> pathlib.Path:
+    """An SQLite journal's file, for the tests of what happens to the file itself."""
     return tmp_path / "run.db"
 
 
@@ -271,39 +278,35 @@ def test_a_value_that_is_not_json_is_recorded_as_the_machine_took_it(db: pathlib
     assert first.errors and replayed.context == first.context
 
 
-def test_batch_durability_records_the_same_events(tmp_path: pathlib.Path) -> None:
+def test_batch_durability_records_the_same_events(journal_at: Any) -> None:
     kinds = []
     for level in ("sync", "batch"):
-        with Journal.open(tmp_path / f"{level}.db", level) as journal:
+        with Journal.open(journal_at(f"{level}.db"), level) as journal:
             run_durable(acts.plan(3, 3), journal=journal, run_id="R", tools=TOOLS,
                         activities=Counting().activities, clock=clock)
             kinds.append([(r.kind, r.node, r.data) for r in journal.records("R")])
     assert kinds[0] == kinds[1]
 
 
-def test_batch_commits_every_256_rows_and_the_timer_commits_the_rest(
-        tmp_path: pathlib.Path) -> None:
+def test_batch_commits_every_256_rows_and_the_timer_commits_the_rest(db: str) -> None:
     # A size-triggered commit leaves the timer running: the rows after it must still reach
     # the disk without a further row or an explicit flush (no timing is asserted: the
     # test only waits, generously, for them to appear).
-    db = tmp_path / "batch.db"
     plan = obelisk.compile_plan(acts.plan(1, 1), tools=TOOLS)
-    with Journal.open(db, "batch") as journal:
+    with Journal.open(db, "batch") as journal, Journal.open(db, read_only=True) as reader:
         journal.store.create_run(RunHeader("R", 1, "d", "{}", "now"))
         recorder = RunRecorder(journal, "R", plan)
         for _ in range(BATCH_EVENTS + 10):
             recorder.record(RecordKind.USAGE, 0, "{}", commit=False)
-        reader = sqlite3.connect(db)
-        try:
-            assert reader.execute("SELECT count(*) FROM events").fetchone()[0] >= BATCH_EVENTS
-            deadline = time.monotonic() + 30
-            while (reader.execute("SELECT count(*) FROM events").fetchone()[0]
-                   < BATCH_EVENTS + 10 and time.monotonic() < deadline):
-                time.sleep(0.01)
-            assert reader.execute("SELECT count(*) FROM events").fetchone()[0] == \
-                BATCH_EVENTS + 10
-        finally:
-            reader.close()
+
+        def count() -> int:
+            return len(list(reader.records("R")))
+
+        assert count() >= BATCH_EVENTS
+        deadline = time.monotonic() + 30
+        while count() < BATCH_EVENTS + 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert count() == BATCH_EVENTS + 10
         recorder.flush()
 
 
@@ -355,7 +358,7 @@ def _other_application(path: pathlib.Path) -> None:
 def _newer_format(path: pathlib.Path) -> None:
     _journal_with_a_run(path)
     with sqlite3.connect(path) as db:
-        db.execute("PRAGMA user_version=2")
+        db.execute("PRAGMA user_version=3")
 
 
 def _edited_header(path: pathlib.Path) -> None:
@@ -382,7 +385,7 @@ BROKEN = [
     (_truncated, "corrupted|not a journal|malformed"),
     (_corrupted, "corrupted|malformed|not a journal"),
     (_other_application, "not an obelisk journal"),
-    (_newer_format, "journal format 2"),
+    (_newer_format, "journal format 3"),
     (_edited_header, "does not match its digest"),
     (_unknown_event, "unknown kind 'teleport'"),
     (_event_for_a_call_never_started, "does not replay"),
@@ -392,9 +395,9 @@ BROKEN = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("damage", "message"), BROKEN, ids=[d.__name__ for d, _ in BROKEN])
 def test_a_damaged_journal_is_refused_with_a_clear_error(
-        db: pathlib.Path, damage: Any, message: str) -> None:
-    damage(db)
-    with pytest.raises(JournalUnreadable, match=message), Journal.open(db) as journal:
+        sqlite_db: pathlib.Path, damage: Any, message: str) -> None:
+    damage(sqlite_db)
+    with pytest.raises(JournalUnreadable, match=message), Journal.open(sqlite_db) as journal:
         resume(journal, "R", activities=Counting().activities)
 
 
@@ -406,12 +409,12 @@ def test_a_journal_that_cannot_be_created_is_refused(tmp_path: pathlib.Path, whe
 
 
 @pytest.mark.slow
-def test_a_read_only_journal_stops_the_run_before_anything_runs(db: pathlib.Path) -> None:
-    _journal_with_a_run(db)
+def test_a_read_only_journal_stops_the_run_before_anything_runs(sqlite_db: pathlib.Path) -> None:
+    _journal_with_a_run(sqlite_db)
     ran = Counting()
-    store = SqliteStore(db)
+    store = SqliteStore(sqlite_db)
     store._db.execute("PRAGMA query_only=1")  # what a read-only file system does to writes
-    with Journal(store, name=str(db)) as journal, pytest.raises(JournalWriteError,
+    with Journal(store, name=str(sqlite_db)) as journal, pytest.raises(JournalWriteError,
                                                               match="readonly|read-only"):
         run_durable(acts.plan(1, 2), journal=journal, run_id="S", tools=TOOLS,
                     activities=ran.activities)
@@ -419,33 +422,23 @@ def test_a_read_only_journal_stops_the_run_before_anything_runs(db: pathlib.Path
 
 
 class FailingStore:
-    """A store that fails its ``fail_at``-th append, as a full disk would."""
+    """A store that fails its ``fail_at``-th append, as a full disk would (everything
+    else is the inner store's)."""
 
-    def __init__(self, inner: SqliteStore, fail_at: int) -> None:
+    def __init__(self, inner: Any, fail_at: int) -> None:
         self.inner = inner
         self.appends = 0
         self.fail_at = fail_at
 
-    def create_run(self, header: RunHeader) -> None:
-        self.inner.create_run(header)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
-    def header(self, run_id: str) -> RunHeader | None:
-        return self.inner.header(run_id)
-
-    def runs(self) -> list[RunHeader]:
-        return self.inner.runs()
-
-    def append(self, run_id: str, records: Sequence[Record]) -> None:
+    def append(self, run_id: str, records: Sequence[Record], epoch: int,
+               **options: Any) -> None:
         self.appends += 1
         if self.appends == self.fail_at:
             raise JournalWriteError("disk full")
-        self.inner.append(run_id, records)
-
-    def records(self, run_id: str) -> Iterator[Record]:
-        return self.inner.records(run_id)
-
-    def close(self) -> None:
-        self.inner.close()
+        self.inner.append(run_id, records, epoch, **options)
 
 
 @pytest.mark.parametrize("fail_at", [1, 2, 5, 9])
@@ -454,7 +447,7 @@ def test_a_failing_store_stops_the_run_and_loses_nothing(
         db: pathlib.Path, fail_at: int, interpreter: str) -> None:
     calls = acts.plan(3, 4)
     first = Counting()
-    with Journal(FailingStore(SqliteStore(db), fail_at)) as journal, pytest.raises(
+    with Journal(FailingStore(Journal.open(db).store, fail_at)) as journal, pytest.raises(
             JournalWriteError, match="disk full"):
         if interpreter == "sync":
             run_durable(calls, journal=journal, run_id="R", tools=TOOLS,
@@ -472,8 +465,8 @@ def test_a_failing_store_stops_the_run_and_loses_nothing(
 
 
 @pytest.mark.slow
-def test_a_full_disk_is_a_clear_error(db: pathlib.Path) -> None:
-    store = SqliteStore(db)
+def test_a_full_disk_is_a_clear_error(sqlite_db: pathlib.Path) -> None:
+    store = SqliteStore(sqlite_db)
     work = Counting()
 
     def fill_the_disk(call: dict[str, Any], tool: Any, context: Any) -> Any:
@@ -482,12 +475,15 @@ def test_a_full_disk_is_a_clear_error(db: pathlib.Path) -> None:
             store._db.execute(f"PRAGMA max_page_count={pages}")
         return work(call, tool, context)
 
-    with Journal(store, name=str(db)) as journal, pytest.raises(JournalWriteError,
+    with Journal(store, name=str(sqlite_db)) as journal, pytest.raises(JournalWriteError,
                                                               match="full"):
         run_durable(acts.plan(30, 10), journal=journal, run_id="R", tools=TOOLS,
                     activities={"work": fill_the_disk}, clock=clock)
-    with Journal.open(db) as journal:
-        result = resume(journal, "R", activities=Counting().activities, clock=clock)
+    # The full disk kept the run's lease from being released: it is taken over (or else
+    # waited for, as a dead owner's would be).
+    with Journal.open(sqlite_db) as journal:
+        result = resume(journal, "R", activities=Counting().activities, clock=clock,
+                        take_over=True)
     assert result.context == reference(acts.plan(30, 10)).context
 
 

@@ -53,16 +53,16 @@ def run(journal: Journal | None, counting: Counting, **more: Any) -> Any:
         max_concurrency=1, **({"journal": journal, "run_id": "R"} if journal else {}), **more)
 
 
-@pytest.fixture(scope="module")
-def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path, Any]:
-    db = tmp_path_factory.mktemp("agent") / "run.db"
+@pytest.fixture
+def recorded_run(journal_at: Any) -> tuple[str, Any]:
+    db = journal_at("run.db")
     with Journal.open(db) as journal:
         result = run(journal, Counting())
     return db, result
 
 
 @pytest.mark.slow
-def test_a_journaled_agent_run_is_the_run(recorded_run: tuple[pathlib.Path, Any]) -> None:
+def test_a_journaled_agent_run_is_the_run(recorded_run: tuple[str, Any]) -> None:
     db, result = recorded_run
     plain = run(None, Counting())
     assert result.status == plain.status == "completed"
@@ -83,7 +83,7 @@ def test_a_journaled_agent_run_is_the_run(recorded_run: tuple[pathlib.Path, Any]
 
 
 def test_resuming_an_ended_agent_run_runs_nothing(
-        recorded_run: tuple[pathlib.Path, Any]) -> None:
+        recorded_run: tuple[str, Any]) -> None:
     db, result = recorded_run
     counting = Counting()
     with Journal.open(db) as journal:
@@ -96,8 +96,7 @@ def test_resuming_an_ended_agent_run_runs_nothing(
 
 
 @pytest.mark.slow
-def test_resume_from_every_prefix(recorded_run: tuple[pathlib.Path, Any],
-                                  tmp_path: pathlib.Path) -> None:
+def test_resume_from_every_prefix(recorded_run: tuple[str, Any], journal_at: Any) -> None:
     db, result = recorded_run
     with Journal.open(db) as journal:
         header = journal.run_header("R")
@@ -114,11 +113,11 @@ def test_resume_from_every_prefix(recorded_run: tuple[pathlib.Path, Any],
                 keys[r.node] = r.data or ""
             elif r.kind is RecordKind.FINISH and r.node in keys:
                 finished.add(keys[r.node])
-        path = tmp_path / f"cut{cut}.db"
+        path = journal_at(f"cut{cut}.db")
         with Journal.open(path) as journal:
             journal.store.create_run(RunHeader(header.run_id, header.version, header.digest,
                                                header.header, header.created))
-            journal.store.append("R", kept)
+            journal.store.append("R", kept, journal.claim("R").epoch)
             counting = Counting()
             again = asyncio.run(obelisk.resume_agent(
                 journal, llm=counting.llm(), activities=counting.activities(),
@@ -129,11 +128,11 @@ def test_resume_from_every_prefix(recorded_run: tuple[pathlib.Path, Any],
         assert messages(again.context) == messages(result.context), cut
 
 
-def test_an_at_most_once_call_in_flight_is_interrupted(tmp_path: pathlib.Path) -> None:
+def test_an_at_most_once_call_in_flight_is_interrupted(journal_target: str) -> None:
     charge = {"calls": [{"_tool": "charge", "i": 1, "_outputPath": "†s.c || †e.c"}],
               "output": None}
     done = {"calls": [], "output": "†e.c.type"}
-    db = tmp_path / "run.db"
+    db = journal_target
 
     def dies(call: dict[str, Any], tool: Any, context: Any) -> Any:
         raise KeyboardInterrupt  # the process dies while the charge runs
@@ -153,7 +152,7 @@ def test_an_at_most_once_call_in_flight_is_interrupted(tmp_path: pathlib.Path) -
     assert result.status == "completed" and result.output == "Interrupted"
 
 
-def test_refusals(recorded_run: tuple[pathlib.Path, Any], tmp_path: pathlib.Path) -> None:
+def test_refusals(recorded_run: tuple[str, Any], journal_at: Any) -> None:
     db, _ = recorded_run
     with Journal.open(db) as journal:
         with pytest.raises(JournalUnreadable, match="agent run: resume it with an LLM"):
@@ -165,7 +164,7 @@ def test_refusals(recorded_run: tuple[pathlib.Path, Any], tmp_path: pathlib.Path
         # A journaled run streams (it once refused to): here the script has no answer.
         streamed = obelisk.run_agent_sync([], ScriptedLLM([]), journal=journal, stream=True)
         assert streamed.status == "failed"
-    plan_db = tmp_path / "plan.db"
+    plan_db = journal_at("plan.db")
     with Journal.open(plan_db) as journal:
         obelisk.run_durable([{"_tool": "work", "i": 1}], journal=journal, run_id="P",
                             activities=acts.ACTIVITIES)
@@ -173,10 +172,10 @@ def test_refusals(recorded_run: tuple[pathlib.Path, Any], tmp_path: pathlib.Path
             recorded_agent(journal, "P")
 
 
-def test_a_run_the_llm_failed_goes_on_when_resumed(tmp_path: pathlib.Path) -> None:
+def test_a_run_the_llm_failed_goes_on_when_resumed(journal_target: str) -> None:
     first = {"calls": [{"_tool": "work", "i": 1, "_outputPath": "†s.a"}], "output": None}
     last = {"calls": [], "output": "†s.a.n"}
-    with Journal.open(tmp_path / "run.db") as journal:
+    with Journal.open(journal_target) as journal:
         failed = obelisk.run_agent_sync([], ScriptedLLM([first]), tools=agent.TOOLS,
                                         activities=acts.ACTIVITIES, journal=journal,
                                         run_id="R")

@@ -56,7 +56,7 @@ class Asked:
     def llm(self) -> ScriptedLLM:
         def solve(request: Any) -> Any:  # (not slowed down: nothing here is killed)
             text = request.render()
-            delegate = agent.SUBTASK in text and "_delegate" not in text
+            delegate = agent.is_delegates(text)
             self.answers.append(agent._delegate_solution(text)[0] if delegate
                                 else str(agent.tick_of(request)))
             return agent.solution(request)
@@ -77,9 +77,9 @@ def resume(journal: Journal, asked: Asked) -> Any:
 
 
 @pytest.mark.slow
-def test_each_kind_of_run_journaled_is_the_run(mode: str, tmp_path: pathlib.Path) -> None:
+def test_each_kind_of_run_journaled_is_the_run(mode: str, journal_at: Any) -> None:
     plain = agent.run()
-    with Journal.open(tmp_path / "run.db") as journal:
+    with Journal.open(journal_at("run.db")) as journal:
         recorded = agent.run(journal)
         records = list(journal.records("R"))
         history = obelisk.journal_history(journal)
@@ -101,7 +101,7 @@ def test_each_kind_of_run_journaled_is_the_run(mode: str, tmp_path: pathlib.Path
     if mode == "delegate":
         assert [h.run_id for h in runs] == ["R", "R//2/20/"]
         assert any(e["event"] == "delegate" for e in history["events"])
-        with Journal.open(tmp_path / "run.db") as journal:
+        with Journal.open(journal_at("run.db")) as journal:
             nested = list(journal.records("R//2/20/"))
         keys = [r.data for r in nested if r.kind is RecordKind.INVOKE]
         assert keys[0] == "R/anonymous%402.20/1/0/"  # the outer run, the chain, tick, call
@@ -114,9 +114,9 @@ def _cut(records: list[Any], cut: int) -> list[Any]:
 
 
 @pytest.mark.slow
-def test_resume_from_every_prefix(mode: str, tmp_path: pathlib.Path) -> None:
+def test_resume_from_every_prefix(mode: str, journal_at: Any) -> None:
     plain = agent.run()
-    db = tmp_path / "run.db"
+    db = journal_at("run.db")
     with Journal.open(db) as journal:
         agent.run(journal)
         headers = journal.runs()
@@ -127,12 +127,12 @@ def test_resume_from_every_prefix(mode: str, tmp_path: pathlib.Path) -> None:
         kept = _cut(main, cut)
         solved = {str(r.node) for r in kept if r.kind is RecordKind.SOLUTION}
         reviewed = {r.node for r in kept if r.kind is RecordKind.REVIEW}
-        path = tmp_path / f"cut{cut}.db"
+        path = journal_at(f"cut{cut}.db")
         with Journal.open(path) as journal:
             for header in headers:
                 journal.store.create_run(RunHeader(*(getattr(header, f) for f in (
                     "run_id", "version", "digest", "header", "created"))))
-            journal.store.append("R", kept)
+            journal.store.append("R", kept, journal.claim("R").epoch)
             for run_id, nested in rows.items():
                 if run_id != "R" and any(r.kind is RecordKind.DELEGATE for r in kept):
                     # The delegate's run is whole once the call's outcome is recorded (its
@@ -144,7 +144,7 @@ def test_resume_from_every_prefix(mode: str, tmp_path: pathlib.Path) -> None:
                     nested_cut = nested if done else _cut(
                         nested, cut * len(nested) // max(len(main), 1))
                     if nested_cut:
-                        journal.store.append(run_id, nested_cut)
+                        journal.store.append(run_id, nested_cut, journal.claim(run_id).epoch)
                         solved |= {f"d{r.node}" for r in nested_cut
                                    if r.kind is RecordKind.SOLUTION}
             asked = Asked()
@@ -172,7 +172,7 @@ def test_resume_from_every_prefix(mode: str, tmp_path: pathlib.Path) -> None:
 
 
 def test_a_resumed_dry_run_gives_a_call_invoked_again_its_own_mock_turn(
-        tmp_path: pathlib.Path) -> None:
+        journal_at: Any) -> None:
     def dry(journal: Journal | None, answers: list[Any]) -> Any:
         return obelisk.run_agent_sync(
             [], ScriptedLLM(answers), tools=agent.TOOLS, mocks=agent.sequence_mocks(),
@@ -181,7 +181,7 @@ def test_a_resumed_dry_run_gives_a_call_invoked_again_its_own_mock_turn(
 
     first = {"calls": agent.tick_calls(1), "output": None}
     done = {"calls": [], "output": "done"}
-    with Journal.open(tmp_path / "run.db") as journal:
+    with Journal.open(journal_at("run.db")) as journal:
         dry(journal, [first, done])
         header = journal.run_header("R")
         records = list(journal.records("R"))
@@ -193,9 +193,9 @@ def test_a_resumed_dry_run_gives_a_call_invoked_again_its_own_mock_turn(
     in_flight = {r.node for r in records[:cut] if r.kind is RecordKind.INVOKE} - {
         r.node for r in records[:cut] if r.kind is RecordKind.FINISH}
     assert len(in_flight) == 3
-    with Journal.open(tmp_path / "cut.db") as journal:
+    with Journal.open(journal_at("cut.db")) as journal:
         journal.store.create_run(header)
-        journal.store.append("R", records[:cut])
+        journal.store.append("R", records[:cut], journal.claim("R").epoch)
         asyncio.run(obelisk.resume_agent(journal, llm=ScriptedLLM([done]), clock=agent.clock))
         again = {r.node: json.loads(r.data or "") for r in journal.records("R")
                  if r.kind is RecordKind.FINISH and r.seq > cut}

@@ -30,7 +30,7 @@ NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", 
                            "jsonschema", "referencing", "jsonschema_specifications",
                            "obelisk.compiler.shape", "obelisk.interpreters.events",
                            "obelisk.interpreters.machine", "obelisk.cli.report", "obelisk.sarif",
-                           "difflib", "datetime")
+                           "difflib", "datetime", "mcp", "obelisk.mcp", "httpx2", "anyio")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
 NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
                 "obelisk.interpreters", "obelisk.core.context")
@@ -164,6 +164,18 @@ def test_validate_without_tools_and_resolve_import_only_what_they_use(
 def test_a_command_that_needs_more_still_gets_it() -> None:
     loaded = modules_after(["conformance", "--help"])
     assert "obelisk.cli.kit" in loaded
+
+
+@pytest.mark.slow
+def test_a_plan_command_without_mcp_imports_no_mcp(tmp_path: pathlib.Path) -> None:
+    # --mcp is declared on every plan command, but obelisk.mcp and the SDK are imported
+    # only when a server is named.
+    plan = tmp_path / "p.json"
+    plan.write_text(json.dumps({"plan": [{"_tool": "x", "_output": 1}]}), encoding="utf-8")
+    for argv in (["dry-run", str(plan)], ["mcp", "--help"]):
+        loaded = modules_after(argv)
+        assert "obelisk.cli.mcp" in loaded or argv[0] == "mcp"
+        assert not {"mcp", "obelisk.mcp", "mcp_types"} & loaded
 
 
 @pytest.mark.slow

@@ -217,6 +217,10 @@ DIAGNOSTICS: list[tuple[str, list[Any], dict[str, Any], Found]] = [
      {"tools": [{"type": "object", "properties": {
          "_tool": {"const": "t"}, "id": {"type": "string", "pattern": "^(a+)+$"}}}]},
      [("slow-pattern", "warning", None, "")]),
+    ("unchecked-pattern/lookahead", [{"_tool": "t"}],
+     {"tools": [{"type": "object", "properties": {
+         "_tool": {"const": "t"}, "id": {"type": "string", "pattern": "^(?=x)"}}}]},
+     [("unchecked-pattern", "warning", None, "")]),
     ("null-meta-properties-are-absent",
      [{"_tool": "a", "_outputPath": None, "_outputMethod": None, "_instance": None,
        "_scopes": None}], {}, []),

@@ -16,7 +16,8 @@ from obelisk.compiler.checks.branches import check_unreachable
 from obelisk.compiler.checks.cycles import check_cycles, check_density
 from obelisk.compiler.checks.dangling import check_dangling
 from obelisk.compiler.checks.fields import check_unknown_fields
-from obelisk.compiler.checks.lookalikes import check_confusable_kinds, check_slow_patterns
+from obelisk.compiler.checks.lookalikes import check_confusable_kinds
+from obelisk.compiler.checks.patterns import check_slow_patterns, check_unchecked_patterns
 from obelisk.compiler.checks.races import check_scope_races, check_write_races
 from obelisk.compiler.checks.types import check_types
 from obelisk.compiler.diagnostics import Diagnostic
@@ -37,6 +38,7 @@ CHECKS: tuple[Check, ...] = (
     check_unknown_fields,  # unknown-field
     check_confusable_kinds,  # confusable-kind
     check_slow_patterns,  # slow-pattern
+    check_unchecked_patterns,  # unchecked-pattern
 )
 
 __all__ = ["CHECKS", "Check"]

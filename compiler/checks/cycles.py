@@ -43,7 +43,8 @@ def check_density(graph: PlanGraph) -> Iterator[Diagnostic]:
     if graph.too_dense:
         yield Diagnostic(
             "too-dense",
-            f"the plan has {graph.edge_count} dependencies between calls, more than the "
-            f"limit of {graph.limits.max_edges}, so it is not ordered and none of it runs",
+            f"the plan has {'' if graph.edge_count_exact else 'at least '}"
+            f"{graph.edge_count} dependencies between calls, more than the limit of "
+            f"{graph.limits.max_edges}, so it is not ordered and none of it runs",
             hint="have many calls write different paths, or read one call that gathers "
                  "them (a join), instead of many calls reading what many calls write")

@@ -63,6 +63,8 @@ Verdict = Omission | int
 
 def check_unknown_fields(graph: PlanGraph) -> Iterator[Diagnostic]:
     """An ``unknown-field`` warning or error per read of a key no producer declares."""
+    if graph.too_dense:
+        return  # no edges to follow: too-dense is the one error about them
     schemas: dict[str, Any] = {}  # each tool's _output schema, thawed once
     context_schemas = _context_schemas(graph)
     # Reads of one path share one tuple of writers: decide once per tuple and reference,

@@ -1,24 +1,16 @@
-"""Look-alikes: kind names spelt with other scripts' letters, and tool patterns that can
-backtrack catastrophically.
+"""Look-alikes: kind names spelt with other scripts' letters.
 
 ``†ѕtate`` (with a Cyrillic ``ѕ``) is a kind of its own, not ``†state``: a plan can read
 or write it unnoticed by a reviewer. A kind whose *skeleton* (compatibility-normalised,
 accents removed, look-alike letters of Cyrillic and Greek mapped to Latin) equals that of
 another kind in the plan or context, or of a standard kind, gets a ``confusable-kind``
-warning. A tool's ``pattern`` with a quantifier inside a quantified group (``(a+)+``)
-can take exponential time to reject a string: it gets a ``slow-pattern`` warning when the
-tools are loaded, unless each repetition starts with a character the inner quantifier
-cannot match (``( [A-Z][a-z]*)*`` is fine).
+warning. (Tool patterns are checked in :mod:`obelisk.compiler.checks.patterns`.)
 """
 
 from __future__ import annotations
 
-import importlib
 import unicodedata
-from collections.abc import Callable, Iterator
-from typing import Any
-
-from pyrsistent import PMap, PVector
+from collections.abc import Iterator
 
 from obelisk.compiler.diagnostics import Diagnostic
 from obelisk.compiler.plangraph import PlanGraph
@@ -84,132 +76,3 @@ def _note(uses: dict[tuple[int, str, str], str | None], kinds: set[str], call: i
     kinds.add(kind)
     if not kind.isascii():
         uses.setdefault((call, pointer, kind), tool)
-
-
-def check_slow_patterns(graph: PlanGraph) -> Iterator[Diagnostic]:
-    """A ``slow-pattern`` warning for each tool ``pattern`` that can backtrack
-    catastrophically (only when tools were given)."""
-    if graph.tools is None:
-        return
-    for tool in graph.tools:
-        for pointer, pattern in _patterns(tool.schema, ""):
-            if _catastrophic(pattern):
-                yield Diagnostic(
-                    "slow-pattern",
-                    f"tool {tool.name}: the pattern at {pointer} ({pattern!r}) repeats a group "
-                    "that itself repeats, so checking a long string against it can take "
-                    "exponential time",
-                    tool=tool.name,
-                    hint="remove the inner or the outer quantifier (for example (a+)+ is a+), "
-                         "or start each repetition with a character the inner one cannot "
-                         "match")
-
-
-#: Keywords whose values are data, not schemas: a "pattern" inside them is a value.
-_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
-
-
-def _patterns(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
-    if isinstance(schema, PVector):
-        for i, item in enumerate(schema):
-            yield from _patterns(item, f"{pointer}/{i}")
-    if not isinstance(schema, PMap):
-        return
-    for key, value in sorted(schema.items()):
-        where = f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}"
-        if key == "pattern" and isinstance(value, str):
-            yield where, value
-        elif key == "patternProperties" and isinstance(value, PMap):
-            for regex in sorted(value):
-                yield f"{where}/{regex}", regex
-            yield from _patterns(value, where)
-        elif key not in _DATA_KEYWORDS:
-            yield from _patterns(value, where)
-
-
-# The regular-expression parser of the standard library (private, but stable in shape).
-try:
-    _parser: Any = importlib.import_module("re._parser")
-except ImportError:  # pragma: no cover - Python 3.10
-    _parser = importlib.import_module("sre_parse")
-_c: Any = _parser  # the opcode names live beside the parser
-_REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None))
-
-
-def _catastrophic(pattern: str) -> bool:
-    """Whether an unbounded repeat holds an unbounded repeat, with nothing that marks
-    where each repetition starts."""
-    try:
-        parsed = _parser.parse(pattern)
-    except Exception:  # noqa: BLE001 - an invalid pattern is the schema check's business
-        return False
-    return _nested(list(parsed), outer=False)
-
-
-def _nested(items: list[Any], outer: bool) -> bool:
-    for op, av in items:
-        if op in _REPEATS and op is not None:
-            _, high, body = av
-            body = list(body)
-            if high == _c.MAXREPEAT or high > 100:  # unbounded, or as good as
-                if outer:
-                    return True
-                if _nested(body, outer=True) and not _delimited(body):
-                    return True
-            if _nested(body, outer):
-                return True
-        elif op == _c.SUBPATTERN:
-            if _nested(list(av[-1]), outer):
-                return True
-        elif op == _c.BRANCH and any(_nested(list(alt), outer) for alt in av[1]):
-            return True
-    return False
-
-
-def _delimited(body: list[Any]) -> bool:
-    """The body starts with one required character that no repeated atom in it can match
-    (so repetitions cannot trade characters)."""
-    while body and body[0][0] == _c.SUBPATTERN:
-        body = list(body[0][1][-1])
-    if not body or body[0][0] not in (_c.LITERAL, _c.IN):
-        return False
-    first = _charset(body[0])
-    if first is None:
-        return False
-    repeated: set[int] = set()
-    for op, av in body[1:]:
-        if op in _REPEATS and op is not None:
-            for atom in av[2]:
-                chars = _charset(atom)
-                if chars is None:
-                    return False
-                repeated |= chars
-    return not first & repeated
-
-
-_CATEGORIES: dict[str, Callable[[str], bool]] = {
-    "CATEGORY_DIGIT": lambda c: c.isdigit(), "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
-    "CATEGORY_SPACE": lambda c: c.isspace(),
-}
-
-
-def _charset(item: tuple[Any, Any]) -> set[int] | None:
-    """The ASCII characters one atom matches (None when it is not a simple atom or may
-    match beyond ASCII in a way that matters)."""
-    op, av = item
-    if op == _c.LITERAL:
-        return {av}
-    if op != _c.IN:
-        return None
-    found: set[int] = set()
-    for kind, arg in av:
-        if kind == _c.LITERAL:
-            found.add(arg)
-        elif kind == _c.RANGE:
-            found.update(range(arg[0], min(arg[1], 127) + 1))
-        elif kind == _c.CATEGORY and str(arg) in _CATEGORIES:
-            test = _CATEGORIES[str(arg)]
-            found.update(c for c in range(128) if test(chr(c)))
-        else:
-            return None  # a negated set, another category: assume the worst
-    return found

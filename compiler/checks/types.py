@@ -35,8 +35,8 @@ def check_types(graph: PlanGraph) -> Iterator[Diagnostic]:
     """A ``type-mismatch`` error per parameter whose inferred types the tool's schema
     cannot accept (only when tools were given)."""
     registry = graph.tools
-    if registry is None:
-        return
+    if registry is None or graph.too_dense:
+        return  # too dense: no edges to follow (too-dense is the one error about them)
     plain: dict[str, Any] = {}  # each tool's schema, thawed once
     # Reads of one path share one tuple of writers: infer their types once, not once per
     # reader (1,000 readers of what 1,000 calls write would be a million inferences).

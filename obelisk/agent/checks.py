@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
 from obelisk.compiler.parse import parse_input
+from obelisk.compiler.patterns import linear_validator
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, WriteError
 from obelisk.core.plain import thaw
@@ -55,17 +54,18 @@ def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
 
 class Validators:
     """Solution and output validators, built once per schema text for the whole run (a
-    run asks for the same solution schema tick after tick)."""
+    run asks for the same solution schema tick after tick); their patterns are matched
+    in linear time (:mod:`obelisk.compiler.patterns`), since the LLM writes the strings."""
 
     def __init__(self, output_schema: Any) -> None:
         self.solutions: dict[str, Any] = {}
-        self.output = None if output_schema is None else Draft202012Validator(output_schema)
+        self.output = None if output_schema is None else linear_validator()(output_schema)
 
     def solution_errors(self, schema_text: str, solution: Any) -> list[dict[str, str]]:
         """The solution's first ten validation errors, ``{pointer, message}``."""
         validator = self.solutions.get(schema_text)
         if validator is None:
-            validator = self.solutions[schema_text] = Draft202012Validator(
+            validator = self.solutions[schema_text] = linear_validator()(
                 json.loads(schema_text))
         errors = sorted(validator.iter_errors(solution), key=lambda e: list(e.absolute_path))
         return [{"pointer": "".join(f"/{p}" for p in e.absolute_path), "message": e.message}

@@ -22,7 +22,7 @@ lets a command report a missing one before the run starts.
 from __future__ import annotations
 
 import asyncio
-import json
+import errno
 import os
 import pathlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -30,12 +30,15 @@ from typing import Any
 
 from attrs import frozen
 
-from obelisk.core.errors import ObeliskError
+from obelisk.compiler.tools import ToolRegistry
+from obelisk.core.context import Context
+from obelisk.core.errors import MessageError, ObeliskError
 from obelisk.core.messages import PAYLOAD_KEYS
 from obelisk.core.plain import thaw
 from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Outcome, Raised, Returned
+from obelisk.jsonio import InputError, parse_json, read_text
 from obelisk.llm.base import Usage
 
 __all__ = [
@@ -99,40 +102,65 @@ def locate_saved_request(root: pathlib.Path | None, name: str) -> pathlib.Path:
 
     Raises :class:`DelegateError`: ``DelegateOutsideRoot`` for an absolute path, a ``..``
     part, or a path whose real location (symbolic links followed) leaves the root;
-    ``DelegateNotFound`` when there is no root or no such file.
+    ``DelegateNotFound`` when there is no root or no such file, or when the name cannot
+    name a file at all (a NUL character, too long, symbolic links that loop).
     """
     pure = pathlib.PurePosixPath(name.replace("\\", "/"))
     windows = pathlib.PureWindowsPath(name)
     if pure.is_absolute() or windows.drive or windows.root or ".." in pure.parts:
-        raise DelegateError("DelegateOutsideRoot", f"_delegate {name!r} is not a relative path "
-                            "inside the delegate root: absolute paths and '..' are refused")
+        raise DelegateError("DelegateOutsideRoot", f"_delegate {_shown(name)} is not a relative "
+                            "path inside the delegate root: absolute paths and '..' are refused")
     if root is None:
-        raise DelegateError("DelegateNotFound", f"_delegate {name!r} names a saved request, but "
-                            "no delegate root is configured (pass delegate_root= or "
-                            "--delegate-root DIR)")
-    base = root.resolve()
-    target = (base / pure).resolve()
-    if target != base and base not in target.parents:
-        raise DelegateError("DelegateOutsideRoot", f"_delegate {name!r} leads outside the "
+        raise DelegateError("DelegateNotFound", f"_delegate {_shown(name)} names a saved "
+                            "request, but no delegate root is configured (pass delegate_root= "
+                            "or --delegate-root DIR)")
+    try:
+        base = root.resolve()
+        target = (base / pure).resolve()
+        outside = target != base and base not in target.parents
+        found = not outside and target.is_file()
+    except (OSError, ValueError, RuntimeError) as exc:  # what the file system refuses
+        raise DelegateError("DelegateNotFound", f"_delegate {_shown(name)} cannot name a saved "
+                            f"request under the delegate root {str(root)!r}: {_why(exc)}"
+                            ) from None
+    if outside:
+        raise DelegateError("DelegateOutsideRoot", f"_delegate {_shown(name)} leads outside the "
                             f"delegate root {str(root)!r} (through a symbolic link)")
-    if not target.is_file():
-        raise DelegateError("DelegateNotFound", f"no saved request {name!r} under the "
+    if not found:
+        raise DelegateError("DelegateNotFound", f"no saved request {_shown(name)} under the "
                             f"delegate root {str(root)!r}: save the request as that file")
     return target
 
 
+def _shown(name: str) -> str:
+    """A delegate's name quoted for a message, cut short when it is long."""
+    return repr(name) if len(name) <= 100 else repr(name[:99]) + "…"
+
+
+def _why(exc: Exception) -> str:
+    """What the file system made of a name, for people (never a Python error type)."""
+    if isinstance(exc, ValueError):
+        return "it holds a NUL character"
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+        return "its symbolic links loop"
+    if getattr(exc, "errno", None) == errno.ENAMETOOLONG:
+        return "the name is too long for the file system"
+    return str(getattr(exc, "strerror", None) or exc)
+
+
 def load_saved_request(root: pathlib.Path | None, name: str) -> SavedRequest:
     """The saved request ``name`` read from under ``root``; raises :class:`DelegateError`
-    (``DelegateNotFound`` also for a file that is not a saved request)."""
+    (``DelegateNotFound`` also for a file that is not a saved request). It is read like a
+    plan file (a byte order mark skipped; duplicate keys, NaN, lone surrogates refused)
+    and checked whole: its context's messages, its tools, its output schema."""
     path = locate_saved_request(root, name)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise DelegateError("DelegateNotFound", f"saved request {name!r} cannot be read as "
-                            f"JSON: {exc}") from None
+        data = parse_json(read_text(str(path)), f"saved request {_shown(name)}")
+    except InputError as exc:
+        raise DelegateError("DelegateNotFound", exc.message) from None
     problem = _shape_problem(data)
     if problem:
-        raise DelegateError("DelegateNotFound", f"saved request {name!r} is not a saved "
+        raise DelegateError("DelegateNotFound", f"saved request {_shown(name)} is not a saved "
                             f"request: {problem}")
     return SavedRequest(tuple(data["context"]), data.get("schema"), tuple(data.get("tools", ())),
                         data.get("max_ticks"))
@@ -148,7 +176,32 @@ def _shape_problem(data: Any) -> str:
     ticks = data.get("max_ticks")
     if ticks is not None and (not isinstance(ticks, int) or isinstance(ticks, bool) or ticks < 1):
         return "\"max_ticks\" must be a positive integer"
-    return ""
+    try:
+        Context.of(data["context"])
+        ToolRegistry.of(data.get("tools", ()))
+    except ObeliskError as exc:  # a malformed message, an invalid tool: what is wrong, where
+        return f"{'its context' if isinstance(exc, MessageError) else 'its tools'}: {exc}"
+    return _schema_problem(data.get("schema"))
+
+
+def _schema_problem(schema: Any) -> str:
+    """What is wrong with a saved request's output schema ("" when it is usable)."""
+    if schema is None:
+        return ""
+    if not isinstance(schema, (dict, bool)):
+        return "\"schema\" must be a JSON Schema (an object, or true or false)"
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError, best_match  # type: ignore[import-untyped]
+
+    try:
+        error = best_match(Draft202012Validator(
+            Draft202012Validator.META_SCHEMA).iter_errors(schema))
+    except (RecursionError, SchemaError):
+        return "\"schema\" is nested too deeply to check"
+    if error is None:
+        return ""
+    where = "".join(f"/{p}" for p in error.absolute_path)
+    return f"\"schema\" is not a JSON Schema (Draft 2020-12): at {where or '/'}: {error.message}"
 
 
 def delegate_context(saved: Iterable[Any], invocation: Invocation,
@@ -172,8 +225,9 @@ def delegate_context(saved: Iterable[Any], invocation: Invocation,
 
 def missing_delegates(tools: Iterable[Any], root: pathlib.Path | None) -> list[str]:
     """What is wrong with the saved requests the tools can delegate to (their ``_delegate``
-    ``const``, ``default`` or ``enum`` values): one line per request that is missing or
-    outside the root. For a command to report before the run starts."""
+    ``const``, ``default`` or ``enum`` values): one line per request that is missing,
+    outside the root, or not a saved request. For a command to report before the run
+    starts."""
     problems = []
     for tool in tools:
         spec = tool.get("properties", {}).get("_delegate") if isinstance(tool, dict) else None
@@ -182,7 +236,7 @@ def missing_delegates(tools: Iterable[Any], root: pathlib.Path | None) -> list[s
         names = [spec.get("const"), spec.get("default"), *spec.get("enum", ())]
         for name in dict.fromkeys(n for n in names if isinstance(n, str) and n != ANONYMOUS):
             try:
-                locate_saved_request(root, name)
+                load_saved_request(root, name)
             except DelegateError as exc:
                 problems.append(f"tool {_tool_name(tool)!r}: {exc}")
     return problems

@@ -35,7 +35,7 @@ from pyrsistent import pvector
 from obelisk.agent.checks import Validators
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
-from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options
+from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
@@ -64,6 +64,7 @@ async def run_agent(
     delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
+    refresh: Refresh | None = None,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
@@ -83,7 +84,8 @@ async def run_agent(
     ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md. Raises
+    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
+    asked before each tick for new tools and activities (:data:`Refresh`). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -102,7 +104,7 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream)
+        stream=stream, refresh=refresh)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
@@ -155,6 +157,10 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
     stalls = 0
     for number in range(1, max_ticks + 1):
         before = len(state.context.messages)
+        if options.refresh is not None:  # before the request: it shows the tools
+            changed = await options.refresh()
+            if changed is not None:
+                options = evolve(options, tools=tuple(changed[0]), activities=dict(changed[1]))
         try:
             state, made, end = await tick(state, number, run_mode, options)
         except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)

@@ -3,8 +3,8 @@ checked), and the budgets' defaults."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 from attrs import field, frozen
 
@@ -15,7 +15,7 @@ from obelisk.agent.source import NoJournal, TickSource
 from obelisk.interpreters.activities import Activity
 from obelisk.llm.base import LLM
 
-__all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options"]
+__all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
 
 #: Default budgets.
 MAX_TICKS = 25
@@ -24,6 +24,10 @@ MAX_STALLS = 2
 #: How a delegate's run is made: ``run_agent`` itself, handed down (the modules of a tick
 #: sit below the loop, so they do not import it).
 Nested = Callable[..., Awaitable[AgentResult]]
+
+#: Asked before each tick: new ``(tools, activities)`` to use from this tick on (MCP
+#: servers re-listed after their tool list changed), or None when nothing changed.
+Refresh: TypeAlias = Callable[[], Awaitable["tuple[Sequence[Any], Mapping[str, Activity]] | None"]]
 
 
 @frozen
@@ -51,3 +55,4 @@ class Options:
     #: The run's journal: what was recorded of it and the recording (a NoJournal when
     #: the run is not recorded).
     ticks: TickSource = field(factory=NoJournal)
+    refresh: Refresh | None = None

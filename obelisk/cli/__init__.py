@@ -28,6 +28,7 @@ from obelisk.cli.common import (
 )
 from obelisk.cli.safe import inert, inert_lines
 from obelisk.jsonio import InputError
+from obelisk.urls import hide_from_title
 
 if TYPE_CHECKING:
     from obelisk.cli.terminal import Progress, terminal_approval
@@ -76,7 +77,12 @@ COMMANDS: tuple[Command, ...] = (
     _row("run", "run a plan with real activities", "run", "RUN"),
     _row("resume", "continue a run recorded with --journal", "durable", "RESUME"),
     _row("history", "print the events a journal recorded for a run", "durable", "HISTORY"),
+    _row("submit", "record a plan's run for a worker to run", "worker", "SUBMIT"),
+    _row("worker", "run the runs a shared journal holds for workers", "worker", "WORKER"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
+    _row("mcp", "list MCP servers' tools as obelisk sees them", "mcp", "MCP"),
+    _row("mcp-server", "serve plan mode to MCP clients over MCP servers' tools", "mcpserver",
+         "MCP_SERVER"),
     _row("conformance", "run conformance vectors", "kit", "CONFORMANCE"),
     _row("adapter", "speak the adapter protocol on stdin/stdout", "kit", "ADAPTER"),
     _row("fuzz", "fuzz another implementation against obelisk", "kit", "FUZZ"),
@@ -163,6 +169,12 @@ def _complete() -> None:
     argcomplete.autocomplete(build_parser(), exit_method=sys.exit)
 
 
+def _own_words() -> list[str]:
+    """This process's own command line, whose URL passwords are kept out of ``ps``."""
+    hide_from_title(sys.argv[1:])
+    return sys.argv[1:]
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
@@ -170,7 +182,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     err = err or _tolerant(sys.stderr)
     if "_ARGCOMPLETE" in os.environ:
         _complete()
-    words = sys.argv[1:] if argv is None else argv
+    words = _own_words() if argv is None else argv
     # The command is the first word naming one (the top-level options take no command
     # name as their value); without one, argparse prints help or a usage error.
     names = {c.name for c in COMMANDS}
@@ -197,7 +209,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
         # freeze: its block ends when the command does); the library never does.
         from obelisk import gc_tuned
 
-        with gc_tuned(freeze=True):
+        # ``closing``: what a command opened for its whole run (MCP sessions) is closed
+        # when it ends, however it ends.
+        with gc_tuned(freeze=True), contextlib.ExitStack() as closing:
+            args.closing = closing
             code: int = args.run(args, out, err)
             return code
     except InputError as exc:

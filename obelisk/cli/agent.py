@@ -60,6 +60,13 @@ from obelisk.agent import (
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.mcp import (
+    activities_for,
+    add_mcp_arguments,
+    agent_refresh,
+    approval_for,
+    servers_for,
+)
 from obelisk.cli.run import add_journal_arguments, open_journal
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import _prompt, terminal_approval
@@ -67,7 +74,7 @@ from obelisk.jsonio import InputError, load_json
 from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
 AGENT_FILE_FIELDS = frozenset({"description", "context", "tools", "output_schema", "mode",
-                               "max_ticks", "mocks"})
+                               "max_ticks", "mocks", "mcp"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_journal_arguments(parser)
+    add_mcp_arguments(parser, runs=True)
 
 
 def read_agent_file(path: str) -> dict[str, Any]:
@@ -209,7 +217,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the agent; exit 0 when it completed, 1 otherwise."""
     spec = read_agent_file(args.file)
     llm = make_llm(args.llm, args.base_url)
-    activities = load_activities(args.activities) if args.activities else None
+    loaded = load_activities(args.activities) if args.activities else None
+    servers = servers_for(args, err, spec.get("mcp"), args.file)
+    activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
     max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
     if not isinstance(max_ticks, int) or max_ticks < 1:
@@ -220,7 +230,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError(f"{args.file}: context {exc}") from None
     lazy = mode == "lazy"
     options: dict[str, Any] = {
-        "tools": spec.get("tools", []), "output_schema": spec.get("output_schema"),
+        "tools": (servers.tools if servers is not None else []) + spec.get("tools", []),
+        "output_schema": spec.get("output_schema"),
         "mode": mode, "max_ticks": max_ticks, "activities": activities,
         "mocks": None if activities is not None else dict(spec.get("mocks", {})),
     }
@@ -237,14 +248,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.approve:
         options["on_plan" if lazy else "approve"] = (
             plan_prompt(err) if lazy else terminal_approval(err)[0])
+    else:  # destructive MCP tools: asked about at a terminal, refused elsewhere
+        options["approve"] = approval_for(args, err, None, options["tools"])[0]
+    if servers is not None:
+        options["refresh"] = agent_refresh(args, loaded)
     if not args.json:
         options["observer"] = tick_printer(out)
         if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
     if args.journal:
         run_id = args.run_id or uuid.uuid4().hex
-        print(f"journal: run {run_id} in {args.journal}", file=err)
-        with open_journal(args.journal, args.durability) as journal:
+        with open_journal(args.journal, args.durability, lease=args.lease) as journal:
+            print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
             result = _run_agent(context, llm, options, args.file)
     else:

@@ -54,23 +54,32 @@ def add_plan_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="plan file (or - for stdin)")
 
 
-def add_inputs(parser: argparse.ArgumentParser) -> None:
+def add_inputs(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
     """``--tools FILE`` and ``--context FILE``: tools and context kept apart from the plan
-    (they are usually fixed while plans change)."""
+    (they are usually fixed while plans change); and the MCP servers' options (``runs``:
+    ``--allow-destructive`` too, for the commands that call tools)."""
     parser.add_argument("--tools", metavar="TOOLS.json",
                         help="tool schemas (an array, or an object with \"tools\"); "
                              "the plan file's own tools are added after them")
     parser.add_argument("--context", metavar="CONTEXT.json",
                         help="context messages (an array, or an object with \"context\"); "
                              "the plan file's own context follows them")
+    from obelisk.cli.mcp import add_mcp_arguments  # declares options only: no SDK
+
+    add_mcp_arguments(parser, runs=runs)
 
 
-def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
+def read_inputs(path: str, args: argparse.Namespace, err: TextIO = sys.stderr) -> PlanFile:
     """The plan file at ``path``, with the tools and context of ``--tools`` and
-    ``--context`` put before its own (a later tool definition replaces an earlier one)."""
+    ``--context`` put before its own (a later tool definition replaces an earlier one),
+    and the tools of its MCP servers (``--mcp``, its ``mcp`` field) before those."""
     from obelisk.planfile import read_plan_file
 
     pf = read_plan_file(path)
+    if getattr(args, "mcp", None) or getattr(args, "mcp_config", None) or pf.mcp is not None:
+        from obelisk.cli.mcp import with_mcp_tools
+
+        pf = with_mcp_tools(pf, args, err)
     tools: list[Any] = []
     context: list[Any] = []
     if getattr(args, "context", None):
@@ -86,12 +95,19 @@ def read_inputs(path: str, args: argparse.Namespace) -> PlanFile:
     return evolve(pf, tools=tools + pf.tools, context=context + pf.context)
 
 
-def read_inputs_without_plan(args: argparse.Namespace) -> list[Any]:
-    """The tools of ``--tools`` and ``--context`` alone (``schema`` without a plan file)."""
+def read_inputs_without_plan(args: argparse.Namespace, err: TextIO = sys.stderr) -> list[Any]:
+    """The tools of ``--mcp``, ``--tools`` and ``--context`` alone (``schema`` without a
+    plan file)."""
     context = _messages(args.context) if args.context else []
     tools = [m["tool"] for m in context
              if isinstance(m, Mapping) and m.get("type") == "tool" and "tool" in m]
-    return (_tools(args.tools) if args.tools else []) + tools
+    mcp: list[Any] = []
+    if getattr(args, "mcp", None) or getattr(args, "mcp_config", None):
+        from obelisk.cli.mcp import servers_for
+
+        servers = servers_for(args, err)
+        mcp = servers.tools if servers is not None else []
+    return mcp + (_tools(args.tools) if args.tools else []) + tools
 
 
 def _tools(path: str) -> list[Any]:

@@ -1,12 +1,15 @@
 """The commands of durable runs:
 
-    obelisk resume RUN.db [--run ID] [--activities pkg.mod:NAME] [--out FILE] ...
-    obelisk resume RUN.db --llm SPEC [--base-url URL] [--activities ...] [--json] (agent runs)
-    obelisk history RUN.db [--run ID] [--json]
+    obelisk resume JOURNAL [--run ID] [--activities pkg.mod:NAME] [--out FILE] ...
+    obelisk resume JOURNAL --llm SPEC [--base-url URL] [--activities ...] [--json] (agent runs)
+    obelisk history JOURNAL [--run ID] [--json]
 
-``resume`` continues a run recorded with ``obelisk run FILE --journal RUN.db`` (or an agent
-run recorded with ``obelisk agent FILE --journal RUN.db``, given ``--llm``); ``history``
-prints what the journal holds for a run. ``--run`` defaults to the journal's newest run.
+``JOURNAL`` is an SQLite file or a ``postgresql://`` URL. ``resume`` continues a run
+recorded with ``obelisk run FILE --journal JOURNAL`` (or an agent run recorded with
+``obelisk agent FILE --journal JOURNAL``, given ``--llm``); it is refused (exit 1, naming
+the owner and its lease) while another process holds the run, unless ``--take-over``.
+``history`` prints what the journal holds for a run (reading only: a read-only journal
+is read). ``--run`` defaults to the journal's newest run.
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ from obelisk import (
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
-from obelisk.cli.run import Display, _check_run_options, finish_run, open_journal
+from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
+from obelisk.cli.run import (
+    Display,
+    _check_run_options,
+    add_lease_argument,
+    finish_run,
+    open_journal,
+)
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
 from obelisk.journal import recorded_agent, resume_agent, run_kind
@@ -40,9 +50,14 @@ from obelisk.jsonio import InputError
 
 def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     """RUN.db, ``--run`` and the options of ``run``."""
-    parser.add_argument("journal", metavar="RUN.db", help="the journal the run is recorded in")
+    parser.add_argument("journal", metavar="JOURNAL",
+                        help="the journal the run is recorded in: a file or a postgresql:// URL")
     parser.add_argument("--run", dest="run_id", metavar="ID",
                         help="the run to resume (default: the newest)")
+    parser.add_argument("--take-over", action="store_true",
+                        help="resume the run even while another process holds it (that "
+                             "process then stops at its next write)")
+    add_lease_argument(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"],
@@ -59,30 +74,37 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
+    add_mcp_arguments(parser, runs=True)
 
 
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Continue a recorded run and print its report; exit 1 when the run added error
     messages or did not complete, 2 when the journal cannot be resumed."""
-    with open_journal(args.journal, args.durability, create=False) as journal:
+    with open_journal(args.journal, args.durability, create=False, lease=args.lease) as journal:
         try:
             if run_kind(journal, args.run_id) == "agent":
                 return _resume_agent(journal, args, out, err)
             if args.llm is not None or args.json:
-                raise InputError(f"{args.journal}: the run is a plan's run: --llm and --json "
+                raise InputError(f"{journal.name}: the run is a plan's run: --llm and --json "
                                  "are for agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
             args.interpreter = interpreter
             _check_run_options(args)
             status = journal_history(journal, run.header.run_id)["status"]
-            if args.activities is None and status != "completed":
-                raise InputError(f"{args.journal}: run {run.header.run_id} has not ended: "
-                                 "give --activities to continue it")
-            activities = load_activities(args.activities) if args.activities else {}
-            print(f"journal: resuming run {run.header.run_id} of {args.journal}", file=err)
+            check_recorded(args, err, list(run.plan.tools or ()), f"{journal.name}: run "
+                           f"{run.header.run_id}")
+            if args.activities is None and status != "completed" \
+                    and getattr(args, "mcp_servers", None) is None:
+                raise InputError(f"{journal.name}: run {run.header.run_id} has not ended: "
+                                 "give --activities (or --mcp) to continue it")
+            activities = activities_for(args, err, load_activities(args.activities)
+                                        if args.activities else None)
+            print(inert(f"journal: resuming run {run.header.run_id} of {journal.name}"),
+                  file=err)
             display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
-                                    from_start=False)
+                                    from_start=False, gate=approval_for(
+                                        args, err, run.plan, list(run.plan.tools or ())))
             tracked = {name: display.exceptions.wrap(name, fn)
                        for name, fn in activities.items()}
             try:
@@ -99,7 +121,7 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Continue a recorded agent run with ``--llm``; print its result like ``obelisk agent``."""
     run = recorded_agent(journal, args.run_id)
-    where = f"{args.journal}: run {run.header.run_id}"
+    where = f"{journal.name}: run {run.header.run_id}"
     if args.llm is None:
         raise InputError(f"{where} is an agent run: give --llm (and --activities) to resume it")
     if args.interpreter is not None or args.timeout is not None or \
@@ -107,16 +129,21 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
         raise InputError(f"{where} is an agent run: it resumes with the options it was "
                          "recorded with (no --interpreter, --timeout or --max-concurrency)")
     llm = make_llm(args.llm, args.base_url)
-    activities = load_activities(args.activities) if args.activities else {}
-    print(f"journal: resuming agent run {run.header.run_id} of {args.journal}", file=err)
+    check_recorded(args, err, list(run.tools), where)
+    activities = activities_for(args, err, load_activities(args.activities)
+                                if args.activities else None)
+    print(inert(f"journal: resuming agent run {run.header.run_id} of {journal.name}"),
+          file=err)
     # In lazy mode --approve reviews each whole plan (on_plan), as ``obelisk agent`` does.
     reviews = bool(run.options.get("on_plan"))
-    approve = terminal_approval(err)[0] if args.approve and not reviews else None
+    approve = (terminal_approval(err)[0] if args.approve and not reviews
+               else approval_for(args, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
     try:
         result = asyncio.run(resume_agent(
             journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
-            on_plan=on_plan, observer=None if args.json else tick_printer(out)))
+            on_plan=on_plan, observer=None if args.json else tick_printer(out),
+            take_over=args.take_over))
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
@@ -135,16 +162,18 @@ def _resume(journal: Journal, run_id: str, interpreter: str,
         return asyncio.run(resume_async(journal, run_id, activities=activities,
                                         approve=display.approve,
                                         max_concurrency=args.max_concurrency,
-                                        timeout=args.timeout, observer=display.observe))
+                                        timeout=args.timeout, observer=display.observe,
+                                        take_over=args.take_over))
     result = resume(journal, run_id, activities=activities, approve=display.approve,
-                    interpreter="sync", observer=display.observe)
+                    interpreter="sync", observer=display.observe, take_over=args.take_over)
     assert isinstance(result, RunResult)  # recorded() refused an agent run before
     return result
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
     """RUN.db, ``--run``, ``--json``."""
-    parser.add_argument("journal", metavar="RUN.db", help="the journal to read")
+    parser.add_argument("journal", metavar="JOURNAL",
+                        help="the journal to read: a file or a postgresql:// URL")
     parser.add_argument("--run", dest="run_id", metavar="ID",
                         help="the run to show (default: the newest)")
     parser.add_argument("--json", action="store_true", help="print the events as JSON")
@@ -152,16 +181,19 @@ def add_history_arguments(parser: argparse.ArgumentParser) -> None:
 
 def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print a recorded run's events, as a table or as JSON."""
-    with open_journal(args.journal, create=False) as journal:
+    with open_journal(args.journal, create=False, read_only=True) as journal:
         try:
             data = journal_history(journal, args.run_id)
+            held = journal.store.ownership(data["run"])
         except JournalUnreadable as exc:
             raise InputError(str(exc)) from None
     if args.json:
         print(json_text(data, stream=out), file=out)
         return EXIT_OK
+    holder = (f", held by {held.owner} (lease {held.left:.1f} s left)"
+              if held is not None and held.owner and held.left > 0 else "")
     print(inert(f"run {data['run']} ({data['status']}), created {data['created']}, "
-                f"{len(data['events'])} events"), file=out)
+                f"{len(data['events'])} events{holder}"), file=out)
     print(f"{'seq':>6}  {'event':<8}  {'call':>5}  {'instance':<10}  detail", file=out)
     for row in data["events"]:
         call = row.get("call", row.get("tick", ""))

@@ -71,15 +71,19 @@ def cmd_conformance(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if not args.timeout > 0:
         raise InputError("--timeout must be a positive number of seconds")
+    if args.against is not None and not args.against.strip():
+        # An empty command is no adapter: judging obelisk by itself would pass silently.
+        raise InputError("--against needs the command that starts the adapter, got an "
+                         "empty one; give it, or leave --against out to test obelisk itself")
     if args.export:
-        if args.paths or args.against:
+        if args.paths or args.against is not None:
             raise InputError("--export writes the bundled pack; give no PATH and no --against")
         written = pack.export(args.export)
         print(f"wrote {plural(len(written) - 2, 'vector file')}, vector.schema.json and PROTOCOL.md "
               f"to {args.export}", file=out)
         return EXIT_OK
     paths = args.paths or [pack.pack_dir()]
-    if args.against:
+    if args.against is not None:
         try:
             with AdapterClient(args.against, timeout=args.timeout) as client:
                 try:

@@ -35,6 +35,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
 from obelisk.cli.report import RunReport, render_report
 from obelisk.cli.safe import json_text
@@ -77,7 +78,7 @@ def _mocks(pf: PlanFile, paths: list[str] | None) -> dict[str, Any]:
 def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Simulate the plan and print its report; exit 1 when the plan is invalid or the run
     added error messages."""
-    pf = read_inputs(args.file, args)
+    pf = read_inputs(args.file, args, err)
     mocks = _mocks(pf, args.mocks)
     plan = compile_file(pf, instances=args.instances)
     notes = input_notes(pf)
@@ -111,9 +112,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
     ``--timeout``, ``--max-concurrency``, ``--out``."""
     add_plan_file(parser)
-    add_inputs(parser)
-    parser.add_argument("--activities", metavar="MODULE:NAME", required=True,
-                   help="an importable dict of activity name -> callable")
+    add_inputs(parser, runs=True)
+    parser.add_argument("--activities", metavar="MODULE:NAME",
+                        help="an importable dict of activity name -> callable (optional "
+                             "with --mcp: MCP tools need none)")
     parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
@@ -127,17 +129,40 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
     """``--journal``, ``--run``, ``--durability``: record the run (see ``obelisk resume``)."""
-    parser.add_argument("--journal", metavar="RUN.db", help="record the run in this journal")
+    parser.add_argument("--journal", metavar="JOURNAL",
+                        help="record the run in this journal: a file or a postgresql:// URL")
     parser.add_argument("--run", dest="run_id", metavar="ID",
                         help="the run's id in the journal (default: new)")
     parser.add_argument("--durability", choices=["sync", "batch"], default="sync",
                         help="sync: each event on disk before the run goes on (default)")
+    add_lease_argument(parser)
 
 
-def open_journal(path: str, durability: str = "sync", *, create: bool = True) -> Journal:
-    """The journal at ``path``; a file that cannot be opened is bad input (exit 2)."""
+def _lease(text: str) -> float:
     try:
-        return Journal.open(path, durability, create=create)
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < seconds < 86400:
+        raise argparse.ArgumentTypeError("a lease is more than 0 and less than 86400 seconds")
+    return seconds
+
+
+def add_lease_argument(parser: argparse.ArgumentParser) -> None:
+    """``--lease SECONDS``: how long this process's hold on a run lasts unless renewed."""
+    parser.add_argument("--lease", type=_lease, metavar="SECONDS",
+                        help="how long this process's hold on a run lasts unless renewed "
+                             "(renewed every third of it; default 5)")
+
+
+def open_journal(path: str, durability: str = "sync", *, create: bool = True,
+                 read_only: bool = False, lease: float | None = None) -> Journal:
+    """The journal at ``path`` (a file or a postgresql:// URL); one that cannot be opened
+    is bad input (exit 2), named without a URL's password."""
+    try:
+        if lease is None:
+            return Journal.open(path, durability, create=create, read_only=read_only)
+        return Journal.open(path, durability, create=create, read_only=read_only, lease=lease)
     except JournalError as exc:
         raise InputError(str(exc)) from None
 
@@ -158,14 +183,18 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the plan with the named activities and print its report; exit 1 when the plan
     is invalid, the run added error messages, or it did not complete."""
     _check_run_options(args)
-    pf = read_inputs(args.file, args)
-    activities = load_activities(args.activities)
+    pf = read_inputs(args.file, args, err)
+    activities = activities_for(args, err, load_activities(args.activities)
+                                if args.activities else None)
+    if args.activities is None and getattr(args, "mcp_servers", None) is None:
+        raise InputError("run needs --activities MODULE:NAME (or MCP servers: --mcp SPEC)")
     plan = compile_file(pf, instances=args.instances)
     render_notes(input_notes(pf), pf, err)
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    display = Display.start(plan, pf.tools, out, err, approve=args.approve)
+    display = Display.start(plan, pf.tools, out, err, approve=args.approve,
+                            gate=approval_for(args, err, plan, pf.tools))
     tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
@@ -181,7 +210,7 @@ def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
          display: Display, err: TextIO) -> RunResult:
     """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time."""
     if args.journal:
-        with open_journal(args.journal, args.durability) as journal:
+        with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             return _run_journaled(args, plan, journal, tracked, display, err)
     if args.interpreter == "asyncio":
         return asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
@@ -202,13 +231,18 @@ class Display:
 
     @classmethod
     def start(cls, plan: CompiledPlan, tools: Any, out: TextIO, err: TextIO, *,
-              approve: bool, from_start: bool = True) -> Display:
+              approve: bool, from_start: bool = True,
+              gate: tuple[Any, Callable[[Any], None] | None] = (None, None)) -> Display:
         """The display of a run of ``plan``: progress on a terminal unless approving;
-        ``from_start`` false for a resumed run (see :class:`Progress`)."""
-        progress = Progress(plan, err, enabled=err.isatty() and not approve,
-                            from_start=from_start)
+        ``from_start`` false for a resumed run (see :class:`Progress`); ``gate`` an
+        approval hook and its observer for when ``approve`` is false (destructive MCP
+        tools: :func:`obelisk.cli.mcp.approval_for`)."""
+        hook, observe_gate = gate
+        progress = Progress(plan, err, enabled=err.isatty() and not approve
+                            and observe_gate is None, from_start=from_start)
         observers: list[Callable[[Any], None]] = [progress.observe]
-        hook = None
+        if observe_gate is not None:
+            observers.append(observe_gate)
         if approve:
             hook, observe_ready = terminal_approval(err, plan, tools)
             observers.append(observe_ready)
@@ -223,7 +257,7 @@ class Display:
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
                    activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
-    print(f"journal: run {run_id} in {args.journal}", file=err)
+    print(f"journal: run {run_id} in {journal.name}", file=err)
     try:
         if args.interpreter == "asyncio":
             return asyncio.run(run_durable_async(

@@ -74,7 +74,7 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports: list[tuple[PlanFile, list[Diagnostic], list[Where | None]]] = []
     for path in _expand(args.files):
         try:
-            pf = read_inputs(path, args)
+            pf = read_inputs(path, args, err)
             plan = compile_file(pf)
         except InputError as exc:
             if len(args.files) == 1 and path == args.files[0]:
@@ -119,15 +119,20 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
 
 def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the dataflow graph, even of an invalid plan (with a note on stderr)."""
-    pf = read_inputs(args.file, args)
+    pf = read_inputs(args.file, args, err)
     plan = compile_file(pf)
     # Labels quote tool names and expressions: each line of the graph is made inert.
     if args.format == "dot":
-        out.write(inert_lines(plan.to_dot()))
+        text = plan.to_dot()
     elif args.format == "json":
-        print(json_text(plan.to_json(), stream=out), file=out)
+        text = json_text(plan.to_json(), stream=out) + "\n"
     else:
-        out.write(inert_lines(plan.to_mermaid()))
+        text = plan.to_mermaid()
+    if getattr(args, "mcp_servers", None) is not None:  # MCP calls marked read-only...
+        from obelisk.cli.mcp import mark_graph
+
+        text = mark_graph(text, args.format, plan, args)
+    out.write(text if args.format == "json" else inert_lines(text))
     render_notes(input_notes(pf), pf, err)  # on stderr: the graph on stdout stays clean
     if not plan.ok:
         print(f"note: the plan has errors ({summary(plan.diagnostics)}); "
@@ -153,19 +158,22 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(json_text(PLAN_FILE_SCHEMA, stream=out), file=out)
         return EXIT_OK
     if args.file is not None:
-        tools = read_inputs(args.file, args).tools
+        tools = read_inputs(args.file, args, err).tools
         name = "standard input" if args.file == "-" else args.file
-    elif args.tools or args.context:
-        tools = read_inputs_without_plan(args)
-        name = args.tools or args.context
+    elif args.tools or args.context or args.mcp or args.mcp_config:
+        tools = read_inputs_without_plan(args, err)
+        name = args.tools or args.context or "--mcp"
     else:
-        raise InputError("schema needs a plan FILE, --tools FILE or --context FILE "
-                         "(or --plan-file)")
+        raise InputError("schema needs a plan FILE, --tools FILE, --context FILE or --mcp "
+                         "SPEC (or --plan-file)")
     try:
         registry = ToolRegistry.of(tools)
     except ToolError as exc:
         raise InputError(f"{name}: {exc}") from None
     names = list(load_activities(args.activities)) if args.activities else []
+    servers = getattr(args, "mcp_servers", None)
+    if servers is not None:  # an MCP tool runs its activity, not the LLM
+        names += list(servers.activities)
     print(json_text(compose_calls_schema(registry, names), stream=out), file=out)
     return EXIT_OK
 

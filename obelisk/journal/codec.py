@@ -159,12 +159,12 @@ def decode(records: Iterable[Record], where: str) -> list[RunEvent]:
     rows = records if isinstance(records, (list, tuple)) else list(records)
     try:
         return _decode_all(rows)
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         pass
     for record in rows:  # the slow way, only to name the row that does not decode
         try:
             _decode(record)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise JournalUnreadable(f"{where}: event {record.seq} ({record.kind.value}) does "
                                     f"not decode: {exc!r}") from None
     raise AssertionError("unreachable: a row failed to decode once")  # pragma: no cover
@@ -181,6 +181,8 @@ def _decode_all(records: Sequence[Record]) -> list[RunEvent]:
         if kind is finish:
             data = loads(record.data or "")
             append(Finished(_node(record.node), outcome_of(data), data["date"]))
+        elif kind is invoke and type(record.data) is not str:
+            raise ValueError("an invoke row holds no idempotency key")
         elif kind is start:
             append(Started(_node(record.node), {}))
         elif kind is invoke:
@@ -196,6 +198,8 @@ def _decode(record: Record) -> RunEvent | None:
     kind, node = record.kind, record.node
     if kind is RecordKind.START:
         return Started(_node(node), {})
+    if kind is RecordKind.INVOKE and not isinstance(record.data, str):
+        raise ValueError("an invoke row holds no idempotency key")
     if kind is RecordKind.CANCEL:
         # A cancelled run stopped, as a killed one did: resuming it runs the cancelled
         # calls again, so the cancellation is not replayed.
@@ -215,22 +219,30 @@ def _node(node: int | None) -> int:
 
 
 def outcome_of(data: Mapping[str, Any]) -> Outcome:
-    """The outcome a FINISH row's data records."""
+    """The outcome a FINISH row's data records (ValueError for another shape)."""
+    if not isinstance(data, dict) or not isinstance(data.get("date"), str):
+        raise ValueError("a finish row is not an object with a date")
     if "returned" in data:
         return Returned(data["returned"])
     if "chose" in data:
+        if not isinstance(data["chose"], str):
+            raise ValueError("a finish row's chosen path is not a string")
         return Chose(data["chose"], data["value"])
+    if not isinstance(data["raised"], str) or not isinstance(data["message"], str):
+        raise ValueError("a finish row's error has no type and message")
     return Raised(data["raised"], data["message"], data.get("data", MISSING),
                   bool(data.get("contract", False)))
 
 
 def verdict_of(data: Mapping[str, Any]) -> Verdict:
-    """The verdict a DECIDE row's data records."""
+    """The verdict a DECIDE row's data records (ValueError for another shape)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a decide row holds {type(data).__name__}, not an object")
     match data["verdict"]:
         case "approve":
             return Approve()
-        case "deny":
+        case "deny" if isinstance(data["reason"], str):
             return Deny(data["reason"])
-        case "replace":
+        case "replace" if isinstance(data["call"], dict):
             return Replace(data["call"])
     raise ValueError(f"unknown verdict {data['verdict']!r}")

@@ -1,5 +1,4 @@
-"""Recording a run: the :class:`Journal` (a store and a durability level) and the
-:class:`RunRecorder`, an observer of the machine's run events that also records each
+"""Recording a run: the :class:`RunRecorder`, an observer of the machine's run events that also records each
 call's invocation with its idempotency key, and the agent loop's solutions.
 """
 
@@ -7,27 +6,20 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from obelisk.agent.source import TickSource
 from obelisk.compiler.nodes import CompiledPlan
-from obelisk.core.context import Context
 from obelisk.interpreters.events import RunEvent, Started
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import dumps, encode
-from obelisk.journal.sqlite import SqliteStore
-from obelisk.journal.store import (
-    Durability,
-    JournalUnreadable,
-    Record,
-    RecordKind,
-    RunHeader,
-    Store,
-)
+from obelisk.journal.store import Durability, Record, RecordKind
+
+if TYPE_CHECKING:
+    from obelisk.journal.journal import Journal
+    from obelisk.journal.lease import Tenure
 
 #: Batch durability commits when this many events wait, or this many seconds passed.
 BATCH_EVENTS = 256
@@ -35,86 +27,11 @@ BATCH_SECONDS = 0.1
 
 # Read for every event: an Enum member read through its class costs about 70 ns on
 # Python 3.11, a module constant about 6.
-_START, _INVOKE = RecordKind.START, RecordKind.INVOKE
+_START, _INVOKE, _FINISH = RecordKind.START, RecordKind.INVOKE, RecordKind.FINISH
 
 #: ``Record(*fields)`` without the named tuple's Python-level ``__new__`` (what that
 #: ``__new__`` itself does): two rows a call are made.
 _new_record = tuple.__new__
-
-
-class Journal:
-    """A store of durable runs and the durability level runs are recorded with.
-
-    ``Journal.open(path)`` opens (or creates) the embedded SQLite journal; ``Journal(store)``
-    uses any :class:`~obelisk.journal.store.Store`. Close it when done (or use ``with``).
-    """
-
-    def __init__(self, store: Store, durability: Durability | str = Durability.SYNC,
-                 name: str = "journal") -> None:
-        self.store = store
-        self.durability = Durability(durability)
-        #: How errors name this journal (its path for a file).
-        self.name = name
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str],
-             durability: Durability | str = Durability.SYNC, *, create: bool = True) -> Journal:
-        """The SQLite journal at ``path``, created when missing (unless not ``create``:
-        then a missing file raises JournalUnreadable)."""
-        if not create and not os.path.exists(path):
-            raise JournalUnreadable(f"{os.fspath(path)}: no such journal")
-        return cls(SqliteStore(path), durability, os.fspath(path))
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Release the store."""
-        self.store.close()
-
-    def runs(self) -> list[RunHeader]:
-        """Every run's header, oldest first."""
-        return self.store.runs()
-
-    def run_header(self, run_id: str | None) -> RunHeader:
-        """The header of ``run_id`` (None: the newest run that is not a delegate's: a
-        delegate's run is recorded inside the run that delegated); raises
-        JournalUnreadable."""
-        if run_id is None:
-            runs = [h for h in self.runs() if not is_delegate(h)]
-            if not runs:
-                raise JournalUnreadable(f"{self.name}: the journal holds no run")
-            return runs[-1]
-        header = self.store.header(run_id)
-        if header is None:
-            known = ", ".join(h.run_id for h in self.runs()[-5:]) or "none"
-            raise JournalUnreadable(f"{self.name}: no run {run_id!r} (runs: {known})")
-        return header
-
-    def records(self, run_id: str) -> Iterator[Record]:
-        """A run's rows, in order."""
-        return self.store.records(run_id)
-
-    def agent_source(self, run_id: str | None, context: Context, tools: tuple[Any, ...],
-                     options: Mapping[str, Any]) -> TickSource:
-        """The agent run ``run_id`` (None: a new one) of this journal, as the agent loop's
-        tick source (``run_agent(journal=...)``)."""
-        from obelisk.journal.agent import open_agent_run  # the agent module imports this one
-
-        return open_agent_run(self, run_id, context, tools, options)
-
-
-def is_delegate(header: RunHeader) -> bool:
-    """True for the run of a delegate (its header names the run that delegated)."""
-    if '"parent":' not in header.header:  # the cheap test first: most runs are not
-        return False
-    try:
-        return "parent" in json.loads(header.header)["options"]
-    except (KeyError, TypeError, ValueError):
-        return False
 
 
 def idempotency_key(run_id: str, index: int, instance: str | None = None, tick: int = 0,
@@ -155,9 +72,12 @@ class RunRecorder:
     reads_calls = False
 
     def __init__(self, journal: Journal, run_id: str, plan: CompiledPlan, next_seq: int = 1,
-                 tick: int = 0, chain: tuple[str, ...] = (), key_run: str | None = None) -> None:
+                 tick: int = 0, chain: tuple[str, ...] = (), key_run: str | None = None,
+                 tenure: Tenure | None = None) -> None:
         self.journal = journal
         self.run_id = run_id
+        #: The hold on the run its rows are appended under (its epoch).
+        self.tenure = tenure if tenure is not None else journal.tenure(run_id)
         self.key_run = key_run or run_id  # the run id in idempotency keys
         self.plan = plan
         self.tick = tick
@@ -172,14 +92,18 @@ class RunRecorder:
         self._solutions: dict[int, str] = {}
         self._last: RecordKind | None = None  # the kind of the last run event recorded
         self._after: list[tuple[RecordKind, int | None, str | None]] = []
+        #: The nodes invoked whose outcome is not recorded yet.
+        self.running: set[int] = set()
+        self._last_row = False
 
     # -- writing ---------------------------------------------------------------------
 
     def _add(self, kind: RecordKind, node: int | None, data: str | None, *,
-             commit: bool) -> None:
+             commit: bool, last: bool = False) -> None:
         with self._lock:
             if self._failure is not None:
                 raise self._failure  # a batch commit failed: the run must not go on
+            self._last_row = last  # the run's last row: its commit ends the lease
             if self._after and kind is RecordKind.SOLUTION:  # the previous tick's, first
                 self._add_after()
             self._pending.append(_new_record(Record, (self._seq, kind, node, data)))
@@ -211,8 +135,12 @@ class RunRecorder:
             self._timer.cancel()
             self._timer = None
         if self._pending:
+            self.tenure.check()  # a renewal found the run taken over: write nothing more
             records, self._pending = self._pending, []
-            self.journal.store.append(self.run_id, records)
+            release = self._last_row
+            self.journal.store.append(self.run_id, records, self.tenure.epoch,
+                                      release=release)
+            self.tenure.released = release
 
     def _timed_flush(self) -> None:
         with self._lock:
@@ -250,6 +178,8 @@ class RunRecorder:
         if self._last is _START and type(event) is Started:
             return  # before encoding it: most Started events are not written (see below)
         kind, node, data = encode(event, self.plan)
+        if kind is _FINISH:
+            self.running.discard(node)
         if kind is _START:
             # The machine starts a whole batch at once and tells each call in a row:
             # the batch's first call is all a replay needs (it advances the machine).
@@ -273,6 +203,7 @@ class RunRecorder:
         """
         key = self.key(node)
         self._add(_INVOKE, node, key, commit=commit)
+        self.running.add(node)
         return key
 
     def resumed(self) -> None:
@@ -285,7 +216,8 @@ class RunRecorder:
 
     def ended(self, status: str, errors: int) -> None:
         """Record the end of a run (a plan's or an agent's) and commit."""
-        self._add(RecordKind.END, None, dumps({"status": status, "errors": errors}), commit=True)
+        self._add(RecordKind.END, None, dumps({"status": status, "errors": errors}), commit=True,
+                  last=True)
         self.flush()
 
     # -- the agent loop's solutions ----------------------------------------------------

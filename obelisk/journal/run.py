@@ -1,111 +1,108 @@
 """Durable runs of plans: :func:`run_durable` / :func:`run_durable_async` record a run in a
-journal as it goes; :func:`resume` / :func:`resume_async` replay a recorded run through the
-machine (``replay_open``) and continue it with the normal interpreter loop.
+journal as it goes; :func:`resume_plan` / :func:`resume_async` replay a recorded run through
+the machine (``replay_open``) and continue it with the normal interpreter loop.
 
 Nothing here decides what a call does: the recorded events go through the machine's own
-functions, and the loop is ``drive_sync`` / ``drive_async``. What this module adds is the
-bookkeeping around an invocation: the ``invoke`` row and its idempotency key (on disk
-before the activity runs for an at-most-once tool; with the outcome for any other, which
-runs again when its outcome is missing either way), and for an at-most-once tool that was
-running when the run stopped, an ``Interrupted`` outcome instead of a second invocation.
+functions, and the loop is ``drive_sync`` / ``drive_async``. The bookkeeping around each
+invocation is :mod:`obelisk.journal.session`'s. A run is held (claimed) while it is
+driven, and released when the drive ends, however it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
-from pyrsistent import PMap, pvector
+from pyrsistent import pvector
 
-from obelisk.agent.result import AgentResult
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
-from obelisk.compiler.tools import Tool, ToolRegistry
+from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
-from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.collector import gc_tuned
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
-from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import refuse
-from obelisk.interpreters.outcomes import Outcome, Raised
-from obelisk.interpreters.replaying import Replayed, replay_open
+from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.sync import activity_invoker, drive_sync
-from obelisk.journal.codec import decode, digest_of, header_of
-from obelisk.journal.recorder import Journal, RunRecorder, utc_stamp
+from obelisk.journal.codec import header_of
+from obelisk.journal.lease import Tenure
+from obelisk.journal.recorder import RunRecorder, utc_stamp
+from obelisk.journal.session import (
+    Session,
+    async_invoker,
+    flush_quietly,
+    replayed_session,
+    sync_invoker,
+    watched,
+)
 from obelisk.journal.store import (
     FORMAT_VERSION,
     JournalUnreadable,
-    Record,
     RecordKind,
     RunHeader,
+    end_status,
 )
 
-#: The schema keyword that marks a tool whose calls must never run twice.
-AT_MOST_ONCE = "x-obelisk-at-most-once"
+if TYPE_CHECKING:
+    from obelisk.journal.journal import Journal
 
 Approval = Callable[[dict[str, Any]], Any]
 
-
-def at_most_once(tool: Tool | None) -> bool:
-    """True when the tool's schema says ``"x-obelisk-at-most-once": true``."""
-    schema = tool.schema if tool is not None else None
-    return isinstance(schema, PMap) and schema.get(AT_MOST_ONCE) is True
+#: The ends a resume goes on from: a cancelled run runs its cancelled calls again.
+GOES_ON = frozenset({"cancelled"})
 
 
-@frozen
-class _Session:
-    """A run about to be driven: its recorder, the replayed state (None for a new run),
-    the nodes invoked before the stop without an outcome, and whether it had ended."""
-
-    recorder: RunRecorder
-    replayed: Replayed | None
-    interrupted: frozenset[int]
-    ended: bool
-
-
-def _options(plan: CompiledPlan, approve: Approval | None, interpreter: str,
+def plan_options(plan: CompiledPlan, approve: Approval | None, interpreter: str,
              max_concurrency: int | None, timeout: float | None) -> dict[str, Any]:
     return {"kind": "plan", "instances": plan.instanced, "approvals": approve is not None,
             "interpreter": interpreter, "max_concurrency": max_concurrency, "timeout": timeout}
 
 
 def _open_session(journal: Journal, run_id: str | None, plan: CompiledPlan, context: Context,
-                  options: Mapping[str, Any]) -> _Session:
-    """A new run in the journal; or, for a ``run_id`` already there with the same header,
-    that run reopened (refused when its header differs)."""
+                  options: Mapping[str, Any]) -> Session:
+    """A new run in the journal, claimed; or, for a ``run_id`` already there with the same
+    header, that run claimed and reopened (refused when its header differs)."""
     text, digest = header_of(plan, context, options)
     run_id = run_id if run_id is not None else uuid.uuid4().hex
     existing = journal.store.header(run_id)
-    if existing is None:
-        journal.store.create_run(RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp()))
-        return _Session(RunRecorder(journal, run_id, plan), None, frozenset(), False)
+    tenure = None if existing is not None else journal.create(
+        RunHeader(run_id, FORMAT_VERSION, digest, text, utc_stamp()))
+    if tenure is not None:
+        return Session(RunRecorder(journal, run_id, plan, tenure=tenure), None, frozenset(),
+                       False)
+    existing = existing or journal.run_header(run_id)  # created meanwhile by another
     if existing.digest != digest:
         raise JournalUnreadable(
             f"{journal.name}: run {run_id!r} was recorded for another plan, context, tools or "
             "options: resume it as it was recorded (obelisk resume), or choose another run id")
-    return _reopen(journal, existing, plan, context, options)
+    return _reopen(journal, existing, plan, context, options, journal.claim(run_id))
 
 
 def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Context,
-            options: Mapping[str, Any]) -> _Session:
-    with gc_tuned():  # reading and replaying make many objects, as a run does
-        return _reopened(journal, header, plan, context, options)
+            options: Mapping[str, Any], tenure: Tenure) -> Session:
+    """The held run ``header`` reopened from its rows (released when that fails)."""
+    try:
+        with gc_tuned():  # reading and replaying make many objects, as a run does
+            return _reopened(journal, header, plan, context, options, tenure)
+    except BaseException:
+        journal.leases.release(tenure)
+        raise
 
 
 def _reopened(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Context,
-              options: Mapping[str, Any]) -> _Session:
+              options: Mapping[str, Any], tenure: Tenure) -> Session:
     records = list(journal.records(header.run_id))
-    ended = any(r.kind is RecordKind.END and '"cancelled"' not in (r.data or "")
+    ended = any(r.kind is RecordKind.END and end_status(r.data) not in GOES_ON
                 for r in records)
-    recorder = RunRecorder(journal, header.run_id, plan, records[-1].seq + 1 if records else 1)
+    recorder = RunRecorder(journal, header.run_id, plan, records[-1].seq + 1 if records else 1,
+                           tenure=tenure)
     session = replayed_session(recorder, plan, context, records,
                                approvals=bool(options.get("approvals")), ended=ended)
     recorder.load_solutions(records)
@@ -114,86 +111,7 @@ def _reopened(journal: Journal, header: RunHeader, plan: CompiledPlan, context: 
     return session
 
 
-def replayed_session(recorder: RunRecorder, plan: CompiledPlan, context: Context,
-                     records: Sequence[Record], *, approvals: bool, ended: bool,
-                     isolate_invalid: bool = False) -> _Session:
-    """The session that continues ``plan``'s run from its recorded rows: the rows replayed
-    through the machine (``replay_open``), and the calls invoked without an outcome."""
-    journal = recorder.journal
-    events = decode(records, journal.name)
-    invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
-    try:
-        with gc_tuned():  # as a run would: the replayed context is many small objects
-            replayed = replay_open(plan, context, events, approvals=approvals,
-                                   isolate_invalid=isolate_invalid)
-    except (KeyError, ValueError, IndexError, TypeError) as exc:
-        raise JournalUnreadable(f"{journal.name}: run {recorder.run_id!r} does not replay "
-                                f"through its plan ({exc!r}): the journal is damaged") from None
-    interrupted = frozenset(i.node for i in replayed.running if i.node in invoked)
-    # The calls that were in flight go first: with a concurrency limit, calls started but
-    # never invoked must not push them back (their outcomes are what is missing).
-    running = sorted(replayed.running, key=lambda i: i.node not in interrupted)
-    return _Session(recorder, evolve(replayed, running=tuple(running)), interrupted, ended)
-
-
-def _interrupted(session: _Session, invocation: Invocation, seen: set[int]) -> Outcome | None:
-    """The Interrupted outcome of an at-most-once call that was running at the stop."""
-    node = invocation.node
-    if node not in session.interrupted or node in seen or not at_most_once(invocation.tool):
-        return None
-    seen.add(node)
-    key = session.recorder.key(node)
-    name = invocation.tool.name if invocation.tool is not None else "?"
-    return Raised("Interrupted", f"the run stopped while this call was running, and its tool "
-                  f"{name!r} is at-most-once ({AT_MOST_ONCE}), so it is not run again; check "
-                  f"whether it took effect with its idempotency key {key!r}",
-                  {"idempotencyKey": key})
-
-
-def _sync_invoker(inner: SyncExecutor, session: _Session) -> SyncExecutor:
-    seen: set[int] = set()
-
-    def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
-        stopped = _interrupted(session, invocation, seen) if session.interrupted else None
-        if stopped is not None:
-            return stopped
-        invocation.call["_idempotencyKey"] = session.recorder.invoking(
-            invocation.node, commit=at_most_once(invocation.tool))
-        return inner(invocation, wait)
-
-    return run
-
-
-def _async_invoker(inner: AsyncExecutor, session: _Session, *,
-                   always: bool = False) -> AsyncExecutor:
-    # ``always``: every invocation is on disk before it runs, not only at-most-once ones.
-    seen: set[int] = set()
-
-    async def run(invocation: Invocation) -> Outcome:
-        stopped = _interrupted(session, invocation, seen) if session.interrupted else None
-        if stopped is not None:
-            return stopped
-        invocation.call["_idempotencyKey"] = session.recorder.invoking(
-            invocation.node, commit=always or at_most_once(invocation.tool))
-        return await inner(invocation)
-
-    return run
-
-
-def _watched(session: _Session, watch: Observer | None) -> Observer:
-    # The recorder sees every event first; the caller's observer (a display) after it.
-    recorder = session.recorder
-    if watch is None:
-        return recorder
-
-    def both(event: Any) -> None:
-        recorder(event)
-        watch(event)
-
-    return both
-
-
-def _traced(session: _Session, trace: bool | None,
+def _traced(session: Session, trace: bool | None,
             watch: Observer | None) -> tuple[bool, Replayed | None]:
     """Whether the run records its trace: as asked, else when the caller's observer
     follows it. The journal's own recorder does not count: it writes events, not the
@@ -208,45 +126,52 @@ def _traced(session: _Session, trace: bool | None,
     return keep, replayed
 
 
-def _drive(session: _Session, plan: CompiledPlan, context: Context,
+def _drive(session: Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None,
            watch: Observer | None = None, trace: bool | None = None) -> RunResult:
-    invoke = _sync_invoker(activity_invoker(plan, activities or {}, latent), session)
+    invoke = sync_invoker(activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
+    result: RunResult | None = None
     try:
         result = drive_sync(plan, context, invoke, approve, clock_of(clock),
-                            _watched(session, watch), resume=replayed, trace=keep)
+                            watched(session, watch), resume=replayed, trace=keep)
     finally:
-        _flush_quietly(session.recorder)
-    if not session.ended:
-        session.recorder.end(result)
+        _finish(session, result)
     return result
 
 
-async def _drive_async(session: _Session, plan: CompiledPlan, context: Context,
+async def _drive_async(session: Session, plan: CompiledPlan, context: Context,
                        activities: Mapping[str, Activity] | None, approve: Approval | None,
                        latent: Activity | None, clock: Callable[[], Any] | None,
                        max_concurrency: int | None, timeout: float | None,
                        watch: Observer | None = None, trace: bool | None = None) -> RunResult:
-    invoke = _async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
+    invoke = async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
+    result: RunResult | None = None
     try:
         result = await drive_async(plan, context, invoke, approve, clock_of(clock),
                                    max_concurrency=max_concurrency, timeout=timeout,
-                                   observer=_watched(session, watch), resume=replayed,
+                                   observer=watched(session, watch), resume=replayed,
                                    trace=keep)
     finally:
-        _flush_quietly(session.recorder)
-    if not session.ended:
-        session.recorder.end(result)
+        _finish(session, result)
     return result
 
 
-def _flush_quietly(recorder: RunRecorder) -> None:
-    # On the way out of a failed run, commit what can be; the run's own error wins.
-    with contextlib.suppress(Exception):
-        recorder.flush()
+def _finish(session: Session, result: RunResult | None) -> None:
+    """After a drive: its end recorded (when it returned a result and had not ended
+    before), what is pending committed, the run released however the drive ended."""
+    recorder = session.recorder
+    try:
+        if result is None:
+            flush_quietly(recorder)
+        elif not session.ended:
+            recorder.end(result)
+        else:
+            recorder.flush()
+    finally:
+        recorder.journal.leases.release(recorder.tenure)
 
 
 def run_durable(
@@ -277,7 +202,7 @@ def run_durable(
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx,
-                            _options(compiled, approve, "sync", None, None))
+                            plan_options(compiled, approve, "sync", None, None))
     return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace)
 
 
@@ -300,7 +225,7 @@ async def run_durable_async(
 ) -> RunResult:
     """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
     compiled, ctx = prepare(plan, context, tools, instances)
-    session = _open_session(journal, run_id, compiled, ctx, _options(
+    session = _open_session(journal, run_id, compiled, ctx, plan_options(
         compiled, approve, "asyncio", max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
                               max_concurrency, timeout, observer, trace)
@@ -316,24 +241,10 @@ class Recorded:
     options: Mapping[str, Any]
 
 
-def checked_header(journal: Journal, run_id: str | None) -> tuple[RunHeader, str]:
-    """The header of run ``run_id`` (None: the newest) and how to name the run in an error;
-    a header of another format version or whose digest does not match is refused."""
-    header = journal.run_header(run_id)
-    where = f"{journal.name}: run {header.run_id!r}"
-    if header.version != FORMAT_VERSION:
-        raise JournalUnreadable(f"{where} was written in journal format {header.version}; "
-                                f"this obelisk reads format {FORMAT_VERSION}")
-    if digest_of(header.header, header.version) != header.digest:
-        raise JournalUnreadable(f"{where}: its header does not match its digest: the journal "
-                                "is damaged or was edited")
-    return header, where
-
-
 def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
     """The run ``run_id`` (None: the newest) as it was started, checked: a header of
     another format version or whose digest does not match is refused."""
-    header, where = checked_header(journal, run_id)
+    header, where = journal.checked_header(run_id)
     try:
         data = json.loads(header.header)
         options = data["options"]
@@ -342,54 +253,34 @@ def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
         context = Context.of(data["context"])
         plan = compile_plan(data["calls"], tools=data["tools"], context=context,
                             instances=bool(options["instances"]))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise JournalUnreadable(f"{where}: its header does not read ({exc!r})") from None
     if not plan.ok:
         raise refuse(plan)
     return Recorded(header, plan, context, options)
 
 
-def _resumable(journal: Journal, run_id: str | None,
-               approve: Approval | None) -> tuple[Recorded, _Session]:
+def _resumable(journal: Journal, run_id: str | None, approve: Approval | None,
+               take_over: bool) -> tuple[Recorded, Session]:
     run = recorded(journal, run_id)
     if bool(run.options.get("approvals")) != (approve is not None):
         asked = "with" if run.options.get("approvals") else "without"
         raise JournalUnreadable(
             f"{journal.name}: run {run.header.run_id!r} was started {asked} an approval hook; "
             f"resume it {asked} one (--approve on the command line)")
-    return run, _reopen(journal, run.header, run.plan, run.context, run.options)
+    tenure = journal.claim(run.header.run_id, take_over=take_over)
+    return run, _reopen(journal, run.header, run.plan, run.context, run.options, tenure)
 
 
-def resume(journal: Journal, run_id: str | None = None, *,
-           activities: Mapping[str, Activity] | None = None, approve: Approval | None = None,
-           latent: Activity | None = None, llm: Any = None,
-           clock: Callable[[], Any] | None = None, interpreter: str | None = None,
-           max_concurrency: int | None = None, timeout: float | None = None,
-           observer: Callable[[Any], None] | None = None,
-           on_plan: Callable[[Any], Any] | None = None) -> RunResult | AgentResult:
-    """Continue the run ``run_id`` (None: the newest) of ``journal`` and return its result
-    (a :class:`RunResult`, or an :class:`obelisk.AgentResult` for an agent run).
-
-    The record is replayed through the machine: a recorded outcome is never produced
-    again, a call invoked without a recorded outcome is invoked again with the same
-    idempotency key (an at-most-once tool's gets an ``Interrupted`` error instead), a call
-    waiting for approval is asked about again. A run that had ended returns its result
-    without running anything. ``interpreter`` defaults to the recorded one.
-
-    An agent run is resumed by the agent loop with ``llm`` (required), ``activities``,
-    ``approve``, ``clock``, ``observer`` (an agent observer) and ``on_plan``: see
-    :func:`obelisk.journal.agent.resume_agent`. A plan's latent calls use ``latent``.
-    """
-    from obelisk.journal.agent import resume_agent, run_kind  # it imports this module
-
-    if run_kind(journal, run_id) == "agent":
-        if llm is None:
-            raise JournalUnreadable(f"{journal.name}: the run is an agent run: resume it with "
-                                    "an LLM (llm=..., --llm on the command line)")
-        return asyncio.run(resume_agent(journal, run_id, llm=llm, activities=activities,
-                                        approve=approve, clock=clock, observer=observer,
-                                        on_plan=on_plan))
-    run, session = _resumable(journal, run_id, approve)
+def resume_plan(journal: Journal, run_id: str | None = None, *,
+                activities: Mapping[str, Activity] | None = None,
+                approve: Approval | None = None, latent: Activity | None = None,
+                clock: Callable[[], Any] | None = None, interpreter: str | None = None,
+                max_concurrency: int | None = None, timeout: float | None = None,
+                observer: Observer | None = None, take_over: bool = False) -> RunResult:
+    """Continue the plan's run ``run_id`` (None: the newest): see
+    :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one."""
+    run, session = _resumable(journal, run_id, approve, take_over)
     chosen = interpreter or run.options.get("interpreter", "sync")
     if chosen == "asyncio":
         return asyncio.run(_drive_async(session, run.plan, run.context, activities, approve,
@@ -403,8 +294,10 @@ async def resume_async(journal: Journal, run_id: str | None = None, *,
                        clock: Callable[[], Any] | None = None,
                        max_concurrency: int | None = None,
                        timeout: float | None = None,
-                       observer: Observer | None = None) -> RunResult:
-    """:func:`resume` on the running event loop, with the asyncio interpreter."""
-    run, session = _resumable(journal, run_id, approve)
+                       observer: Observer | None = None,
+                       take_over: bool = False) -> RunResult:
+    """:func:`obelisk.journal.resume` on the running event loop, with the asyncio
+    interpreter (a plan's run)."""
+    run, session = _resumable(journal, run_id, approve, take_over)
     return await _drive_async(session, run.plan, run.context, activities, approve, latent,
                               clock, max_concurrency, timeout, observer)

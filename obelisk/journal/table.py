@@ -1,14 +1,25 @@
-"""A recorded run's events as plain JSON rows, for people and for ``obelisk history``."""
+"""A recorded run's events as plain JSON rows, for people and for ``obelisk history``.
+
+Each kind of row is read by one function of :data:`_READERS`, which checks its shape: a
+row of the wrong shape (valid JSON, but not what its kind records) is refused with
+:class:`JournalUnreadable` naming the run and the event, as any damage is.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from obelisk.journal.agent import recorded_agent, run_kind
-from obelisk.journal.recorder import Journal
+from obelisk.journal.agentrows import delegate_of, review_of, usage_of
+from obelisk.journal.agentruns import recorded_agent, run_kind
+from obelisk.journal.codec import outcome_of, verdict_of
 from obelisk.journal.run import recorded
-from obelisk.journal.store import JournalUnreadable, RecordKind
+from obelisk.journal.store import JournalUnreadable, Record, RecordKind
+
+if TYPE_CHECKING:
+    from obelisk.compiler.nodes import Node
+    from obelisk.journal.journal import Journal
 
 #: An agent run's own rows whose node is a tick.
 _AGENT_ROWS = frozenset({RecordKind.ADMIT, RecordKind.REVIEW, RecordKind.USAGE,
@@ -26,65 +37,135 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
     tick's plan) instead of ``call``, and ``kind`` is ``"agent"``; its own events carry
     their ``tick`` and: a streamed call admitted its ``call``, an ``on_plan`` review its
     ``verdict``, tokens paid their ``usage`` (``input_tokens``, ``output_tokens``), a
-    delegated call the ``run`` that records its delegate.
+    delegated call the ``run`` that records its delegate. Raises JournalUnreadable.
     """
+    nodes: Sequence[Node] | None
     if run_kind(journal, run_id) == "agent":
-        header = recorded_agent(journal, run_id).header
-        nodes = None
+        header, nodes = recorded_agent(journal, run_id).header, None
     else:
         run = recorded(journal, run_id)
         header, nodes = run.header, run.plan.nodes
+    reader = _Reader(nodes)
     events: list[dict[str, Any]] = []
-    status = "unfinished"
-    tick = 0
     for record in journal.records(header.run_id):
-        row: dict[str, Any] = {"seq": record.seq, "event": record.kind.value}
-        data: Any = record.data
-        if data and record.kind is not RecordKind.INVOKE:
-            try:
-                data = json.loads(data)
-            except ValueError:
-                raise JournalUnreadable(f"{journal.name}: event {record.seq} holds text that "
-                                        "is not JSON: the journal is damaged") from None
-        if record.kind is RecordKind.SOLUTION:
-            row["tick"] = tick = record.node or 0
-            row["solution"] = data
-        elif record.kind in _AGENT_ROWS:
-            row["tick"] = record.node
-            if record.kind is RecordKind.ADMIT:
-                tick = record.node or 0
-                row["call"] = data
-            elif record.kind is RecordKind.REVIEW:
-                row["verdict"] = data
-            elif record.kind is RecordKind.USAGE:
-                row["usage"] = {"input_tokens": data["in"], "output_tokens": data["out"]}
-            else:
-                row["run"] = data["run"]
-        elif record.node is not None and nodes is None:
-            row["tick"], row["node"] = tick, record.node
-        elif record.node is not None and nodes is not None:
-            if not 0 <= record.node < len(nodes):
-                raise JournalUnreadable(f"{journal.name}: event {record.seq} names call node "
-                                        f"{record.node}, which the plan does not have")
-            node = nodes[record.node]
-            row["call"] = node.index
-            if node.instance is not None:
-                row["instance"] = node.instance
-        if record.kind is RecordKind.INVOKE:
-            row["key"] = data
-        elif record.kind is RecordKind.FINISH:
-            row["date"] = data.pop("date")
-            row["outcome"] = data
-        elif record.kind is RecordKind.DECIDE:
-            row["verdict"] = data
-        elif record.kind is RecordKind.END:
-            status = data["status"]
-            row.update(data)
-        elif record.kind is RecordKind.RESUME:
-            row.update(data)
-        events.append(row)
-    out = {"run": header.run_id, "created": header.created, "status": status,
+        try:
+            events.append(reader.row(record))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise JournalUnreadable(
+                f"{journal.name}: run {header.run_id!r}: event {record.seq} "
+                f"({record.kind.value}) does not read ({exc!r}): the journal is damaged"
+            ) from None
+    out = {"run": header.run_id, "created": header.created, "status": reader.status,
            "events": events}
     if nodes is None:
         out["kind"] = "agent"
     return out
+
+
+class _Reader:
+    """Reads a run's rows in order: the tick an agent run's call rows belong to, and the
+    status the last ``end`` row records."""
+
+    def __init__(self, nodes: Sequence[Node] | None) -> None:
+        self.nodes = nodes
+        self.tick = 0
+        self.status = "unfinished"
+
+    def row(self, record: Record) -> dict[str, Any]:
+        """One event as a JSON row (raises ValueError and kin for a row of another shape)."""
+        row: dict[str, Any] = {"seq": record.seq, "event": record.kind.value}
+        data: Any = record.data
+        if data and record.kind is not RecordKind.INVOKE:
+            data = json.loads(data)
+        if record.kind is RecordKind.SOLUTION:
+            row["tick"] = self.tick = _tick(record.node)
+        elif record.kind in _AGENT_ROWS:
+            row["tick"] = _tick(record.node)
+            if record.kind is RecordKind.ADMIT:
+                self.tick = row["tick"]
+        elif record.node is not None:
+            self._call(row, record.node)
+        _READERS[record.kind](self, row, data)
+        return row
+
+    def _call(self, row: dict[str, Any], node: int) -> None:
+        if self.nodes is None:
+            row["tick"], row["node"] = self.tick, node
+            return
+        if not 0 <= node < len(self.nodes):
+            raise IndexError(f"the plan has no call node {node}")
+        found = self.nodes[node]
+        row["call"] = found.index
+        if found.instance is not None:
+            row["instance"] = found.instance
+
+    def end(self, row: dict[str, Any], data: Any) -> None:
+        if not isinstance(data, dict) or not isinstance(data.get("status"), str) \
+                or type(data.get("errors")) is not int:
+            raise ValueError("an end row holds no status and count of errors")
+        self.status = data["status"]
+        row.update(data)
+
+
+def _tick(node: int | None) -> int:
+    if type(node) is not int:
+        raise ValueError(f"an agent row without its tick: {node!r}")
+    return node
+
+
+def _nothing(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    """start, cancel: the row says all."""
+
+
+def _key(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    if not isinstance(data, str):
+        raise ValueError("an invoke row holds no idempotency key")
+    row["key"] = data
+
+
+def _finish(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    outcome_of(data)  # checks its shape
+    row["date"] = data.pop("date")
+    row["outcome"] = data
+
+
+def _decide(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    verdict_of(data)  # checks its shape
+    row["verdict"] = data
+
+
+def _resume(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    if not isinstance(data, dict) or not isinstance(data.get("at"), str):
+        raise ValueError("a resume row does not say when")
+    row.update(data)
+
+
+def _review(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    review_of(data)  # checks its shape
+    row["verdict"] = data
+
+
+def _usage(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    usage = usage_of(data)
+    row["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+
+
+def _delegate(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    row["run"] = delegate_of(data)
+
+
+def _solution(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    row["solution"] = data
+
+
+def _admit(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    row["call"] = data
+
+
+#: How each kind of row is read into its JSON row.
+_READERS: dict[RecordKind, Callable[[_Reader, dict[str, Any], Any], None]] = {
+    RecordKind.START: _nothing, RecordKind.CANCEL: _nothing, RecordKind.INVOKE: _key,
+    RecordKind.FINISH: _finish, RecordKind.DECIDE: _decide, RecordKind.END: _Reader.end,
+    RecordKind.RESUME: _resume, RecordKind.REVIEW: _review, RecordKind.USAGE: _usage,
+    RecordKind.DELEGATE: _delegate, RecordKind.SOLUTION: _solution, RecordKind.ADMIT: _admit,
+}

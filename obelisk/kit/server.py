@@ -1,9 +1,11 @@
 """``obelisk adapter``: obelisk itself speaking the adapter protocol.
 
 It reads one JSON request per line from standard input and writes one JSON answer per
-line to standard output, flushing each, until its input ends. It is the model an
-implementer copies, and the first thing the tests drive. A line that is not JSON, or a
-request of the wrong shape, gets ``{"failure": M}``; the loop never stops on bad input.
+line to standard output, flushing each, until its input ends. Each answer echoes its
+request's ``id`` when it has one, so obelisk can tell it from a line that answers no
+request. It is the model an implementer copies, and the first thing the tests drive. A
+line that is not JSON, or a request of the wrong shape, gets ``{"failure": M}``; the loop
+never stops on bad input.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def serve(stdin: TextIO, stdout: TextIO, answer: Answer) -> int:
                 response = answer(request)
             except Exception as exc:  # one bad request never ends the loop
                 response = {"failure": f"internal error: {type(exc).__name__}: {exc}"}
+            if isinstance(request, dict) and "id" in request:
+                response = {**response, "id": request["id"]}
         stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0

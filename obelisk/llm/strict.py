@@ -13,8 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-# jsonschema ships no type information; its values are typed Any here.
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from obelisk.compiler.patterns import linear_validator
 
 __all__ = ["SUBSCHEMA_KEYWORDS", "drop_forced_nulls", "strict_schema"]
 
@@ -183,4 +182,4 @@ def _valid(value: Any, schema: Any, root: Any) -> bool:
         for key in ("$defs", "definitions"):
             if key in root and key not in holder:
                 holder[key] = root[key]
-    return bool(Draft202012Validator(holder).is_valid(value))
+    return bool(linear_validator()(holder).is_valid(value))
