@@ -23,15 +23,6 @@ MAX_FUNCTION_LINES = 60
 
 ROOT = pathlib.Path(obelisk.__file__).resolve().parent.parent
 
-# Exempt until the branch that owns obelisk/journal/ (a PostgreSQL journal) is merged: it
-# splits these modules and breaks this circle. The lead removes the entries when merging;
-# nothing outside obelisk/journal/ may be added here.
-EXEMPT_MODULES = {"obelisk/journal/run.py", "obelisk/journal/agent.py"}
-EXEMPT_FUNCTIONS = {"obelisk/journal/agent.py:AgentRun.__init__",
-                    "obelisk/journal/table.py:history"}
-EXEMPT_CIRCLES = {frozenset({"obelisk.journal.agent", "obelisk.journal.recorder",
-                             "obelisk.journal.run"})}
-
 
 def modules() -> Iterator[pathlib.Path]:
     """Every module of the package, once (core/, compiler/ and interpreters/ are reached
@@ -70,8 +61,7 @@ def test_the_walk_sees_every_layer() -> None:
 def test_no_module_is_over_400_lines() -> None:
     over = {where(path): n for path in modules()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
-    assert set(over) <= EXEMPT_MODULES, {k: v for k, v in over.items()
-                                         if k not in EXEMPT_MODULES}
+    assert not over, over
 
 
 @pytest.mark.slow
@@ -82,8 +72,7 @@ def test_no_function_is_over_60_lines() -> None:
         for name, length in functions(tree):
             if length > MAX_FUNCTION_LINES:
                 over[f"{where(path)}:{name}"] = length
-    assert set(over) <= EXEMPT_FUNCTIONS, {k: v for k, v in over.items()
-                                           if k not in EXEMPT_FUNCTIONS}
+    assert not over, over
 
 
 def circles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
@@ -134,7 +123,7 @@ def graph() -> grimp.ImportGraph:
 
 
 def test_no_import_circle(graph: grimp.ImportGraph) -> None:
-    found = [sorted(c) for c in circles(graph) if c not in EXEMPT_CIRCLES]
+    found = [sorted(c) for c in circles(graph)]
     assert not found, found
 
 

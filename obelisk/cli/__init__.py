@@ -80,7 +80,7 @@ COMMANDS: tuple[Command, ...] = (
     _row("submit", "record a plan's run for a worker to run", "worker", "SUBMIT"),
     _row("worker", "run the runs a shared journal holds for workers", "worker", "WORKER"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
-    _row("mcp", "list MCP servers' tools as obelisk sees them", "mcp", "MCP"),
+    _row("mcp", "list MCP servers' tools as obelisk sees them", "mcplist", "MCP"),
     _row("mcp-server", "serve plan mode to MCP clients over MCP servers' tools", "mcpserver",
          "MCP_SERVER"),
     _row("conformance", "run conformance vectors", "kit", "CONFORMANCE"),
@@ -175,6 +175,23 @@ def _own_words() -> list[str]:
     return sys.argv[1:]
 
 
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the parsed command; ``args.closing`` closes what it opened for its whole run
+    (MCP sessions) when it ends, however it ends.
+
+    A command builds contexts from whole files, compiles and runs plans: all allocate many
+    long-lived objects, which the tuned collector does not rescan over and over. The
+    command line owns its process, so it may tune the collector (and freeze: its block
+    ends when the command does); the library never does.
+    """
+    from obelisk import gc_tuned
+
+    with gc_tuned(freeze=True), contextlib.ExitStack() as closing:
+        args.closing = closing
+        code: int = args.run(args, out, err)
+        return code
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (the console script exits with it)."""
@@ -203,18 +220,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except SystemExit as exc:  # --help and --version print and exit 0
         return int(exc.code or 0)
     try:
-        # A command builds contexts from whole files, compiles and runs plans: all allocate
-        # many long-lived objects, which the tuned collector does not rescan over and
-        # over. The command line owns its process, so it may tune the collector (and
-        # freeze: its block ends when the command does); the library never does.
-        from obelisk import gc_tuned
-
-        # ``closing``: what a command opened for its whole run (MCP sessions) is closed
-        # when it ends, however it ends.
-        with gc_tuned(freeze=True), contextlib.ExitStack() as closing:
-            args.closing = closing
-            code: int = args.run(args, out, err)
-            return code
+        return _run(args, out, err)
     except InputError as exc:
         print(f"error: {exc.render(inert)}", file=err)
         return EXIT_USAGE
