@@ -26,7 +26,7 @@ async def run(servers: McpServers, plan: list[object], **options: object) -> obe
                                    approve=servers.approval(allow_destructive=True), **options)
 
 
-def test_results_failures_and_branches_over_stdio() -> None:
+def test_results_failures_and_branches_over_stdio(tmp_path: pathlib.Path) -> None:
     plan = [
         {"_tool": "t.add", "a": 1, "b": 2, "_outputPath": "†state.sum"},
         {"_tool": "t.add", "a": "†state.sum.total", "b": 10, "_outputPath": "†state.more"},
@@ -34,13 +34,18 @@ def test_results_failures_and_branches_over_stdio() -> None:
         {"_tool": "t.numbers", "count": 3, "_outputPath": "†state.json"},
         {"_tool": "t.refuse", "reason": "no", "_outputPath": "†state.x || †state.refused"},
         {"_tool": "t.protocol_error", "_outputPath": "†state.y || †state.rpc"},
-        {"_tool": "t.echo_meta", "value": "v", "_idempotencyKey": "run//0/6/",
-         "_outputPath": "†state.meta"},
+        {"_tool": "t.echo_meta", "value": "v", "_outputPath": "†state.meta"},
     ]
 
     async def main() -> obelisk.RunResult:
+        # A durable run: the engine sets each call's _idempotencyKey (a plan may not), and
+        # the key reaches the server in _meta.
         async with McpServers([stdio_spec()]) as servers:
-            return await run(servers, plan)
+            with obelisk.Journal.open(tmp_path / "run.db") as journal:
+                return await obelisk.run_durable_async(
+                    plan, journal=journal, run_id="run", tools=servers.tools,
+                    activities=servers.activities,
+                    approve=servers.approval(allow_destructive=True))
 
     result = asyncio.run(main())
     got = state(result)
