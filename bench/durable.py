@@ -9,7 +9,7 @@ Prints, in one run:
   most 2 times), and ``sync`` for information;
 - a 10,000-call run stopped at its midpoint: the journal's rows replayed per second by what
   a resume does before it runs anything (read the rows, decode them, ``replay_open`` under
-  the collector settings resume uses; the median of 5; target: at least 20,000), how that
+  the collector settings ``obelisk resume`` uses; the median of 5; target: at least 20,000), how that
   time splits, and the time from ``resume`` to the first activity with the plan's compile;
 - the journal's size for 1,000 and 10,000 calls (target: ratio at most 10);
 - the same on a PostgreSQL journal (a throw-away server on 127.0.0.1 with ``fsync`` on,
@@ -121,7 +121,8 @@ def median(values: list[float]) -> float:
 def replay_rate(path: str, repeats: int = 5) -> tuple[int, float, float, float]:
     """Rows of the stopped run, and the median seconds, over ``repeats`` replays, that a
     resume spends reading them, decoding them into run events, and replaying those through
-    the machine (``replay_open`` under the collector settings resume uses)."""
+    the machine (``replay_open`` under the collector settings ``obelisk resume`` uses: the
+    library leaves the collector alone, the command line tunes it)."""
     from obelisk import gc_tuned
     from obelisk.interpreters.replaying import replay_open
     from obelisk.journal.codec import decode
@@ -135,7 +136,7 @@ def replay_rate(path: str, repeats: int = 5) -> tuple[int, float, float, float]:
             # Compiled afresh each time: the plan memoises its calls' templates, and a
             # resume starts with none of them.
             run = obelisk.recorded(journal, "R")
-            with gc_tuned():  # as resume does
+            with gc_tuned(freeze=True):  # as `obelisk resume` does
                 start = time.perf_counter()
                 records = list(journal.records("R"))
                 read = time.perf_counter()
@@ -163,8 +164,8 @@ def first_activity(path: str) -> float:
     if os.path.exists(path):
         copy = path + ".copy"
         shutil.copyfile(path, copy)
-    with Journal.open(copy, "batch") as journal:
-        start = time.perf_counter()
+    with Journal.open(copy, "batch") as journal, obelisk.gc_tuned(freeze=True):
+        start = time.perf_counter()  # the collector tuned as `obelisk resume` tunes it
         obelisk.resume(journal, "R", activities={"step": mark})
     return first[0] - start
 

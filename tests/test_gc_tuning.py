@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import pathlib
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -99,6 +100,25 @@ def test_runs_replays_and_compiles_leave_the_collector_as_they_found_it() -> Non
     assert obelisk.replay(plan, None, events).context == result.context
     assert seen == [((1234, 11, 12), 0)] * 3
     assert gc.get_threshold() == (1234, 11, 12) and gc.get_freeze_count() == 0
+
+
+def test_durable_runs_and_their_resumes_leave_the_collector_alone(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Resuming read and replayed the journal in a gc_tuned() block: the library tuned the
+    # collector behind its caller's back. The command line, which owns its process, still
+    # tunes it around `obelisk resume`.
+    touched: list[str] = []
+    for name in ("set_threshold", "freeze", "unfreeze", "disable", "enable"):
+        monkeypatch.setattr(gc, name, lambda *args, _name=name: touched.append(_name))
+    calls = [{"_tool": "t", "_outputPath": "†state.a"},
+             {"_tool": "t", "x": "†state.a", "_outputPath": "†state.b"}]
+    activities = {"t": lambda call, tool, context: 1}
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        first = obelisk.run_durable(calls, journal=journal, run_id="R", activities=activities)
+        again = obelisk.resume(journal, "R", activities=activities)
+        replayed = asyncio.run(obelisk.resume_async(journal, "R", activities=activities))
+    assert first.context == again.context == replayed.context
+    assert touched == []
 
 
 def test_tunes_inside_and_restores_after() -> None:

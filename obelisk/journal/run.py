@@ -25,7 +25,6 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
-from obelisk.interpreters.collector import gc_tuned
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
@@ -89,8 +88,7 @@ def _reopen(journal: Journal, header: RunHeader, plan: CompiledPlan, context: Co
             options: Mapping[str, Any], tenure: Tenure) -> Session:
     """The held run ``header`` reopened from its rows (released when that fails)."""
     try:
-        with gc_tuned():  # reading and replaying make many objects, as a run does
-            return _reopened(journal, header, plan, context, options, tenure)
+        return _reopened(journal, header, plan, context, options, tenure)
     except BaseException:
         journal.leases.release(tenure)
         raise

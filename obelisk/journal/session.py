@@ -23,7 +23,6 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import Tool
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.collector import gc_tuned
 from obelisk.interpreters.common import Observer
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.outcomes import Outcome, Raised
@@ -62,9 +61,8 @@ def replayed_session(recorder: RunRecorder, plan: CompiledPlan, context: Context
     events = decode(records, journal.name)
     invoked = {r.node for r in records if r.kind is RecordKind.INVOKE}
     try:
-        with gc_tuned():  # as a run would: the replayed context is many small objects
-            replayed = replay_open(plan, context, events, approvals=approvals,
-                                   isolate_invalid=isolate_invalid)
+        replayed = replay_open(plan, context, events, approvals=approvals,
+                               isolate_invalid=isolate_invalid)
     except (KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:
         raise JournalUnreadable(f"{journal.name}: run {recorder.run_id!r} does not replay "
                                 f"through its plan ({exc!r}): the journal is damaged") from None
