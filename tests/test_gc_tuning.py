@@ -121,6 +121,37 @@ def test_durable_runs_and_their_resumes_leave_the_collector_alone(
     assert touched == []
 
 
+@pytest.mark.parametrize(("argv", "module", "row", "frozen"), [
+    (["run", "p.json", "--activities", "m:n"], "run", "RUN", True),
+    (["resume", "run.db"], "durable", "RESUME", True),
+    (["worker", "--journal", "run.db", "--activities", "m:n"], "worker", "WORKER", False),
+    (["mcp-server"], "mcpserver", "MCP_SERVER", False),
+], ids=["run", "resume", "worker", "mcp-server"])
+def test_the_command_line_tunes_the_collector_and_services_never_freeze(
+        argv: list[str], module: str, row: str, frozen: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A command's tuned block ends with it, so it may freeze. A worker's or an MCP
+    # server's lasts as long as the process while their runs overlap: freezing there kept
+    # every garbage cycle for good (the defect of issue 27, in the command line).
+    import importlib
+    import io
+
+    from obelisk.cli import main
+
+    gc.set_threshold(700, 10, 10)
+    seen: list[tuple[int, bool]] = []
+
+    def spy(args: Any, out: Any, err: Any) -> int:
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+        return 0
+
+    home = importlib.import_module(f"obelisk.cli.{module}")
+    monkeypatch.setattr(home, row, getattr(home, row)._replace(run=spy))
+    assert main(argv, io.StringIO(), io.StringIO()) == 0
+    assert seen == [(50_000, frozen)]
+    assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0
+
+
 def test_tunes_inside_and_restores_after() -> None:
     gc.set_threshold(700, 10, 10)
     with obelisk.gc_tuned():

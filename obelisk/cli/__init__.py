@@ -175,18 +175,26 @@ def _own_words() -> list[str]:
     return sys.argv[1:]
 
 
+#: The commands that serve until they are stopped, running overlapping runs: a worker and
+#: an MCP server. Their tuned block lasts as long as the process, so they never freeze.
+SERVICES = frozenset({"worker", "mcp-server"})
+
+
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the parsed command; ``args.closing`` closes what it opened for its whole run
     (MCP sessions) when it ends, however it ends.
 
     A command builds contexts from whole files, compiles and runs plans: all allocate many
     long-lived objects, which the tuned collector does not rescan over and over. The
-    command line owns its process, so it may tune the collector (and freeze: its block
-    ends when the command does); the library never does.
+    command line owns its process, so it may tune the collector; the library never does.
+    A command that ends also freezes (its block ends with it); a service (:data:`SERVICES`)
+    does not: frozen objects, garbage cycles included, are collected only when the last
+    freezing block ends, which a service never reaches.
     """
     from obelisk import gc_tuned
 
-    with gc_tuned(freeze=True), contextlib.ExitStack() as closing:
+    freeze = args.command not in SERVICES
+    with gc_tuned(freeze=freeze), contextlib.ExitStack() as closing:
         args.closing = closing
         code: int = args.run(args, out, err)
         return code
