@@ -105,6 +105,7 @@ def test_run_stopped_is_raised_before_the_next_call(journal_target: str,
         assert sum(r.kind is RecordKind.FINISH for r in journal.records("R")) == 2
 
 
+@pytest.mark.slow
 def test_a_run_whose_owner_lease_expired_is_taken_by_a_worker(journal_target: str) -> None:
     with Journal.open(journal_target, lease=0.2, owner="elsewhere:1:dead") as gone:
         submit(gone, acts.plan(1, 3), tools=[acts.WORK], run_id="R")

@@ -123,6 +123,7 @@ def test_the_command_lines_output_closes_when_it_exits(tmp_path: pathlib.Path) -
     assert b"no answer within 1 s" in out and b"0 passed, 1 failed" in out
 
 
+@pytest.mark.slow
 def test_a_line_that_answers_no_request_in_flight_fails_only_that_request() -> None:
     with AdapterClient(command()) as client:
         assert client.ask({**GOOD, "ref": "†extra"}) == {"missing": True}
@@ -138,6 +139,7 @@ def test_a_line_that_answers_no_request_in_flight_fails_only_that_request() -> N
         assert client.restarts == 1
 
 
+@pytest.mark.slow
 def test_a_stray_line_without_ids_fails_the_next_request_not_every_later_one() -> None:
     with AdapterClient(command("--no-ids")) as client:
         client.ask({**GOOD, "ref": "†extra"})
@@ -148,6 +150,7 @@ def test_a_stray_line_without_ids_fails_the_next_request_not_every_later_one() -
         assert client.ask(GOOD) == {"value": 1}
 
 
+@pytest.mark.slow
 def test_an_echoed_id_must_be_the_requests() -> None:
     with AdapterClient(command()) as client:
         with pytest.raises(AdapterError, match=r"answered id 1001, but the request in flight "
@@ -156,6 +159,7 @@ def test_an_echoed_id_must_be_the_requests() -> None:
         assert client.ask(GOOD) == {"value": 1}
 
 
+@pytest.mark.slow
 def test_requests_carry_ids_counting_up_and_obelisk_echoes_them() -> None:
     answers = []
     with subprocess.Popen([str(OBELISK), "adapter"], stdin=subprocess.PIPE,

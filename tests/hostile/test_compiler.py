@@ -284,6 +284,7 @@ def test_a_dense_plan_is_refused_without_linking_its_edges(
     assert all(read.writers == () for node in compiled.nodes for read in node.reads)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build", [looping, keyed])
 def test_refusing_a_dense_plan_takes_memory_linear_in_its_calls(
         monkeypatch: pytest.MonkeyPatch, build: Any) -> None:
@@ -338,6 +339,7 @@ def overlapping_plans(draw: st.DrawFn) -> list[dict[str, Any]]:
     return calls
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(overlapping_plans())
 def test_the_count_is_the_number_of_edges(calls: list[dict[str, Any]]) -> None:

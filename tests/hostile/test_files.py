@@ -91,6 +91,7 @@ JSON = st.recursive(
                                                                  max_size=4), max_leaves=20)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(JSON)
 def test_json_without_duplicates_reads_as_before(value: Any) -> None:

@@ -76,6 +76,7 @@ def _kinds(db: pathlib.Path, run: str) -> list[str]:
             "SELECT DISTINCT kind FROM events WHERE run_id = ?", (run,))})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", ["P", "A"])
 def test_rows_of_the_wrong_shape_exit_2_naming_the_journal(
         recorded: dict[str, pathlib.Path], tmp_path: pathlib.Path, run: str) -> None:
@@ -100,6 +101,7 @@ def test_rows_of_the_wrong_shape_exit_2_naming_the_journal(
             db.unlink()
 
 
+@pytest.mark.slow
 def test_a_read_only_journal_is_said_to_be_read_only(tmp_path: pathlib.Path) -> None:
     """As a user who cannot write the file or its folder (root can write anything, so
     the commands run as ``nobody`` when the tests run as root)."""
@@ -155,6 +157,7 @@ def test_a_live_lease_refuses_a_second_resumer(journal_target: str) -> None:
         assert len(list(first.records("R"))) == before
 
 
+@pytest.mark.slow
 def test_two_resumers_at_once_exactly_one_drives(journal_target: str,
                                                  tmp_path: pathlib.Path) -> None:
     """Two processes resume one run at the same moment: one runs it, the other is refused
@@ -177,6 +180,7 @@ def test_two_resumers_at_once_exactly_one_drives(journal_target: str,
     assert len(keys) == len(set(keys)) == 6
 
 
+@pytest.mark.slow
 def test_a_stale_owner_that_wakes_up_writes_nothing(journal_target: str) -> None:
     """An owner paused past its lease (SIGSTOP, a long GC pause) is taken over; when it
     wakes its renewal and its writes are refused, and the run it held is not damaged."""
