@@ -517,6 +517,7 @@ def test_a_thousand_concurrent_failing_calls() -> None:
     assert all(m["type"] == "error" for m in result.context.to_json())
 
 
+@pytest.mark.slow
 def test_a_thousand_failures_routed_to_branches_under_max_concurrency() -> None:
     plan = [{"_tool": "fail", "n": i, "_outputPath": f"†state.ok{i} || †state.err{i}"}
             for i in range(1000)]

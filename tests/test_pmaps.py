@@ -77,6 +77,7 @@ def test_set_key_and_get_make_and_read_what_set_and_get_do(
     assert FAST["set_key"](ours, sets[0][0], ours[sets[0][0]]) is ours  # the same value
 
 
+@pytest.mark.slow
 def test_a_map_grown_key_by_key_is_laid_out_as_pmap_lays_it_out() -> None:
     # Growing (twice the buckets, entries rehashed) is done without PMap's evolvers;
     # through every growth up to 5,000 keys the map must be PMap's own, order included.

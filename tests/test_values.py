@@ -236,6 +236,7 @@ def test_thaw_sorts_object_keys() -> None:
     assert all(list(inner) == sorted(keys[:5]) for inner in plain.values())
 
 
+@pytest.mark.slow
 def test_thaw_of_a_deep_value_is_iterative() -> None:
     from pyrsistent import pmap as pm
 

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap, pset, pvector
@@ -254,6 +255,7 @@ INTERPRETERS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=120, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(plans(), st.sampled_from(sorted(INTERPRETERS)))

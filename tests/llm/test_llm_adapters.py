@@ -330,6 +330,7 @@ def test_scripted_streams_calls_then_the_output() -> None:
     assert len(items) == 3
 
 
+@pytest.mark.slow
 def test_a_refused_connection_is_retried_then_fails() -> None:
     import socket
     with socket.socket() as sock:  # a loopback port that nothing listens on
