@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from obelisk.core.plain import thaw
     from obelisk.core.text import plural
     from obelisk.core.values import MISSING, Json, Missing
+    from obelisk.dask import ActivityPath, DaskInterpreter, resume_dask, run_dask
     from obelisk.interpreters.activities import Activity, Branch
     from obelisk.interpreters.aio import run_async
     from obelisk.interpreters.collector import gc_tuned
@@ -113,6 +114,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.core.text": ("plural",),
     "obelisk.core.plain": ("thaw",),
     "obelisk.core.values": ("MISSING", "Json", "Missing"),
+    # The obelisk[dask] extra: Dask is imported with the first of these names used.
+    "obelisk.dask": ("ActivityPath", "DaskInterpreter", "resume_dask", "run_dask"),
     "obelisk.interpreters.activities": ("Activity", "Branch"),
     "obelisk.interpreters.aio": ("run_async",),
     "obelisk.interpreters.collector": ("gc_tuned",),
@@ -220,4 +223,5 @@ __all__ = [
     "Replayed", "replay", "replay_more", "replay_open", "solution_schema", "AgentResult",
     "AgentStatus", "ApprovePlan", "EditPlan",
     "RejectPlan", "run_agent", "run_agent_sync", "plural",
+    "ActivityPath", "DaskInterpreter", "resume_dask", "run_dask",
 ]

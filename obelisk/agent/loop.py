@@ -43,7 +43,7 @@ from obelisk.agent.source import NO_JOURNAL, AgentJournal
 from obelisk.agent.tick import TickState, tick
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
-from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.activities import Activity, Offload
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE
 from obelisk.interpreters.mocks import check_mocks
@@ -63,7 +63,7 @@ async def run_agent(
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
-    refresh: Refresh | None = None,
+    refresh: Refresh | None = None, interpreter: Offload | None = None,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
@@ -84,7 +84,9 @@ async def run_agent(
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`). Raises
+    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``
+    runs the activities elsewhere (``obelisk.dask.DaskInterpreter``: on a Dask cluster, each
+    tool where its ``"x-obelisk-executor"`` says; latent calls and delegates stay here). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -103,7 +105,7 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream, refresh=refresh)
+        stream=stream, refresh=refresh, interpreter=interpreter)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(

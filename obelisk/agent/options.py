@@ -12,7 +12,7 @@ from obelisk.agent.delegate import Delegation
 from obelisk.agent.hooks import AgentObserver, OnPlan
 from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NoJournal, TickSource
-from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.activities import Activity, Offload
 from obelisk.llm.base import LLM
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
@@ -56,3 +56,5 @@ class Options:
     #: the run is not recorded).
     ticks: TickSource = field(factory=NoJournal)
     refresh: Refresh | None = None
+    #: Where activities run when not here (``obelisk.dask.DaskInterpreter``; None: here).
+    interpreter: Offload | None = None

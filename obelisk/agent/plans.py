@@ -144,7 +144,8 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             max_concurrency=options.max_concurrency, timeout=options.timeout,
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
-            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain)
+            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
+            interpreter=options.interpreter)
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.
@@ -165,7 +166,9 @@ def registry_of(options: Options, latent: LLMLatent, delegates: DelegateRunner,
         return Registry(mocks=options.mocks, counts=counts or Counts(), example=example_of_tool,
                         latent_executor=latent, latent_tools=options.latent_tools,
                         delegate_executor=delegates)
-    return Registry(activities=options.activities, latent_executor=latent,
+    activities = options.activities if options.interpreter is None else \
+        options.interpreter.wrap(options.activities)
+    return Registry(activities=activities, latent_executor=latent,
                     delegate_executor=delegates)
 
 

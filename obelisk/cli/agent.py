@@ -60,6 +60,8 @@ from obelisk.agent import (
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.dask import add_dask_arguments, check_dask_options
+from obelisk.cli.dask import run_agent as dask_agent
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -96,8 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delegate-root", metavar="DIR",
                         help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--interpreter", choices=["asyncio", "dask"], default="asyncio",
+                        help="dask: run the activities on a Dask cluster")
     add_journal_arguments(parser)
     add_mcp_arguments(parser, runs=True)
+    add_dask_arguments(parser)
 
 
 def read_agent_file(path: str) -> dict[str, Any]:
@@ -215,6 +220,7 @@ def tick_printer(out: TextIO) -> Any:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the agent; exit 0 when it completed, 1 otherwise."""
+    check_dask_options(args)
     spec = read_agent_file(args.file)
     llm = make_llm(args.llm, args.base_url)
     loaded = load_activities(args.activities) if args.activities else None
@@ -261,14 +267,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
-            result = _run_agent(context, llm, options, args.file)
+            result = _run_agent(context, llm, options, args)
     else:
-        result = _run_agent(context, llm, options, args.file)
+        result = _run_agent(context, llm, options, args)
     return print_result(result, args.json, out)
 
 
-def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
+def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
+               args: argparse.Namespace) -> AgentResult:
+    where = args.file
     try:
+        if args.interpreter == "dask":
+            return dask_agent(args, context, llm, options)
         return run_agent_sync(context, llm, **options)
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None

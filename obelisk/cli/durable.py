@@ -34,6 +34,8 @@ from obelisk import (
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.dask import add_dask_arguments
+from obelisk.cli.dask import resume_plan as dask_resume
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
     Display,
@@ -60,7 +62,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     add_lease_argument(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"],
+    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"],
                         help="default: the one the run was recorded with")
     parser.add_argument("--approve", action="store_true",
                         help="ask at the terminal before each call")
@@ -75,6 +77,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
     add_mcp_arguments(parser, runs=True)
+    add_dask_arguments(parser)
 
 
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -89,6 +92,12 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  "are for agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
+            if interpreter == "dask" and args.dask_scheduler is None and \
+                    args.dask_workers is None:
+                raise InputError(
+                    f"{journal.name}: run {run.header.run_id} was recorded with --interpreter "
+                    "dask: give --dask-scheduler tcp://HOST:PORT or --dask-workers N to go on "
+                    "on a cluster, or --interpreter asyncio to run the rest here")
             args.interpreter = interpreter
             _check_run_options(args)
             status = journal_history(journal, run.header.run_id)["status"]
@@ -158,6 +167,8 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
             args: argparse.Namespace) -> RunResult:
+    if interpreter == "dask":
+        return dask_resume(args, journal, run_id, activities, display.approve, display.observe)
     if interpreter == "asyncio":
         return asyncio.run(resume_async(journal, run_id, activities=activities,
                                         approve=display.approve,

@@ -35,6 +35,8 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.dask import add_dask_arguments, check_dask_options
+from obelisk.cli.dask import run_plan as dask_run
 from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
 from obelisk.cli.report import RunReport, render_report
@@ -116,7 +118,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable (optional "
                              "with --mcp: MCP tools need none)")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"], default="sync")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
@@ -125,6 +127,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
     add_journal_arguments(parser)
+    add_dask_arguments(parser)
 
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
@@ -168,11 +171,12 @@ def open_journal(path: str, durability: str = "sync", *, create: bool = True,
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
-    if args.interpreter != "asyncio" and (args.timeout is not None
-                                          or args.max_concurrency is not None):
+    check_dask_options(args)
+    if args.interpreter == "sync" and (args.timeout is not None
+                                       or args.max_concurrency is not None):
         # The sync interpreter runs one call at a time and cannot interrupt one: say so
         # rather than silently ignore the option.
-        raise InputError("--timeout and --max-concurrency need --interpreter asyncio")
+        raise InputError("--timeout and --max-concurrency need --interpreter asyncio (or dask)")
     if args.max_concurrency is not None and args.max_concurrency < 1:
         raise InputError("--max-concurrency must be at least 1")
     if args.timeout is not None and not args.timeout > 0:
@@ -212,6 +216,8 @@ def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
     if args.journal:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             return _run_journaled(args, plan, journal, tracked, display, err)
+    if args.interpreter == "dask":
+        return dask_run(args, plan, tracked, display.approve, display.observe)
     if args.interpreter == "asyncio":
         return asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
                                      max_concurrency=args.max_concurrency,
@@ -259,6 +265,9 @@ def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journa
     run_id = args.run_id or uuid.uuid4().hex
     print(f"journal: run {run_id} in {journal.name}", file=err)
     try:
+        if args.interpreter == "dask":
+            return dask_run(args, plan, activities, display.approve, display.observe, journal,
+                            run_id)
         if args.interpreter == "asyncio":
             return asyncio.run(run_durable_async(
                 plan, journal=journal, run_id=run_id, activities=activities,

@@ -220,11 +220,14 @@ async def run_durable_async(
     instances: bool = False,
     observer: Observer | None = None,
     trace: bool | None = None,
+    interpreter: str = "asyncio",
 ) -> RunResult:
-    """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
+    """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`).
+    ``interpreter`` is the name the run's header records (``obelisk.run_dask`` records
+    ``dask``: its activities send their calls to a cluster)."""
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx, plan_options(
-        compiled, approve, "asyncio", max_concurrency, timeout))
+        compiled, approve, interpreter, max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
                               max_concurrency, timeout, observer, trace)
 
@@ -259,8 +262,8 @@ def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
 
 
 def _resumable(journal: Journal, run_id: str | None, approve: Approval | None,
-               take_over: bool) -> tuple[Recorded, Session]:
-    run = recorded(journal, run_id)
+               take_over: bool, run: Recorded | None = None) -> tuple[Recorded, Session]:
+    run = run if run is not None else recorded(journal, run_id)
     if bool(run.options.get("approvals")) != (approve is not None):
         asked = "with" if run.options.get("approvals") else "without"
         raise JournalUnreadable(
@@ -278,8 +281,14 @@ def resume_plan(journal: Journal, run_id: str | None = None, *,
                 observer: Observer | None = None, take_over: bool = False) -> RunResult:
     """Continue the plan's run ``run_id`` (None: the newest): see
     :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one."""
-    run, session = _resumable(journal, run_id, approve, take_over)
+    run = recorded(journal, run_id)
     chosen = interpreter or run.options.get("interpreter", "sync")
+    if chosen == "dask":  # refused before the run is claimed
+        raise JournalUnreadable(
+            f"{journal.name}: run {run.header.run_id!r} was recorded with the Dask "
+            "interpreter: resume it with obelisk.dask.resume_dask (--interpreter dask on the "
+            "command line), or with interpreter='asyncio' to run the rest in this process")
+    run, session = _resumable(journal, run.header.run_id, approve, take_over, run)
     if chosen == "asyncio":
         return asyncio.run(_drive_async(session, run.plan, run.context, activities, approve,
                                         latent, clock, max_concurrency, timeout, observer))
