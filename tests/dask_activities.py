@@ -120,6 +120,17 @@ def odd(call: dict[str, Any], tool: Any, context: Context) -> Any:
     raise Odd(1, 2)
 
 
+def cancels(dask_scheduler: Any = None) -> list[int]:
+    """Run in the scheduler (its PYTHONPATH holds this folder): how many keys each cancel asked for cancelled."""
+    return [event["count"] for _, events in dask_scheduler.get_events().items()
+            for _, event in events if isinstance(event, dict) and event.get("action") == "cancel"]
+
+
+def waiting_keys(dask_scheduler: Any = None) -> list[str]:
+    """Run in the scheduler (its PYTHONPATH holds this folder): the keys of the waits tasks it holds."""
+    return [str(key) for key in dask_scheduler.tasks if str(key).startswith("waits-")]
+
+
 ACTIVITIES = {"step": step, "where": where, "seen": seen, "awaited": awaited, "waits": waits,
               "charge": waits, "choose": choose, "traced": traced, "exits": exits,
               "dies": dies, "odd": odd}

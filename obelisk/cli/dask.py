@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -117,14 +118,32 @@ def run_agent(args: argparse.Namespace, context: Context, llm: LLM,
 def on_dask(args: argparse.Namespace, make: Callable[[Client], Awaitable[T]]) -> T:
     """``make(client)`` run on a new event loop, with a client of the cluster the options
     name (closed, and a local cluster stopped, after it); a cluster that cannot be reached
-    or started is bad input (exit 2)."""
+    or started is bad input (exit 2). Ctrl-C cancels the run, and so its futures, then
+    raises ``KeyboardInterrupt`` (exit 130). Dask's own log says only what is critical
+    meanwhile: what went wrong is the run's to say (a lost scheduler is a call's failure,
+    not a traceback)."""
     from obelisk.dask.cluster import ClusterError, dask_client
 
     async def run() -> T:
         async with dask_client(args.dask_scheduler, args.dask_workers) as client:
-            return await make(client)
+            done = await make(client)
+        # asyncio.run cancels this task on Ctrl-C; the run was cancelled and returned.
+        cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
+        if cancelling is not None and cancelling():
+            raise KeyboardInterrupt
+        return done
 
+    # Dask's loggers (distributed.client and others have levels of their own) write
+    # through the handlers of its root logger, "distributed": those say only what is
+    # critical, until the run ends.
+    handlers = logging.getLogger("distributed").handlers
+    levels = [handler.level for handler in handlers]
+    for handler in handlers:
+        handler.setLevel(logging.CRITICAL)
     try:
         return asyncio.run(run())
     except ClusterError as exc:
         raise InputError(str(exc)) from None
+    finally:
+        for handler, level in zip(handlers, levels, strict=True):
+            handler.setLevel(level)

@@ -23,12 +23,13 @@ class ClusterError(ObeliskError):
 
 
 @contextlib.asynccontextmanager
-async def dask_client(scheduler: str | None = None, workers: int | None = None,
-                      timeout: float = 10.0) -> AsyncIterator[Client]:
+async def dask_client(scheduler: str | None = None,
+                      workers: int | None = None) -> AsyncIterator[Client]:
     """An asynchronous client of the scheduler at ``scheduler`` (``tcp://HOST:PORT``), or
     of a new ``LocalCluster`` of ``workers`` processes on 127.0.0.1 (one thread each, no
     dashboard), closed on the way out. Raises :class:`ClusterError` when the scheduler
-    cannot be reached within ``timeout`` seconds or the cluster does not start."""
+    cannot be reached (within Dask's ``distributed.comm.timeouts.connect``) or the cluster
+    does not start."""
     if (scheduler is None) == (workers is None):
         raise ValueError("give a scheduler's address or a number of workers, not both")
     async with contextlib.AsyncExitStack() as stack:
@@ -47,9 +48,9 @@ async def dask_client(scheduler: str | None = None, workers: int | None = None,
             address = scheduler
         try:
             client = await stack.enter_async_context(
-                Client(address, asynchronous=True, timeout=timeout))  # type: ignore[no-untyped-call]
+                Client(address, asynchronous=True))  # type: ignore[no-untyped-call]
         except Exception as exc:  # noqa: BLE001 - refused, timed out, a bad address...
-            raise ClusterError(f"cannot reach the Dask scheduler at {address} within "
-                               f"{timeout:g} s ({type(exc).__name__}: {exc}): start it with "
-                               "`dask scheduler`, or check the address") from None
+            raise ClusterError(f"cannot reach the Dask scheduler at {address} "
+                               f"({type(exc).__name__}: {exc}): start it with `dask scheduler`, "
+                               "or check the address") from None
         yield client
