@@ -34,6 +34,7 @@ from obelisk.cli import main
 
 ACTIVITIES = "dask_activities:ACTIVITIES"
 WAITS = {"type": "object", "properties": {"_tool": {"const": "waits"}}}
+STEP = {"type": "object", "properties": {"_tool": {"const": "step"}}}
 HERE_TOOL = {"type": "object", "x-obelisk-executor": "local",
              "properties": {"_tool": {"const": "where"}}}
 
@@ -231,10 +232,11 @@ def test_a_lost_scheduler_fails_the_calls_in_flight(tmp_path: pathlib.Path) -> N
     require_dask()
     own = Cluster(1)
     log, go = tmp_path / "log", tmp_path / "go"
-    plan = write(tmp_path / "plan.json", {"tools": [WAITS, HERE_TOOL], "plan": [
+    plan = write(tmp_path / "plan.json", {"tools": [WAITS, HERE_TOOL, STEP], "plan": [
         {"_tool": "waits", "i": 1, "log": str(log), "go": str(go),
          "_outputPath": "†s.w || †e.w"},
-        {"_tool": "where", "gate": "†e.w.type", "_outputPath": "†s.after"}]})
+        {"_tool": "where", "gate": "†e.w.type", "_outputPath": "†s.after"},
+        {"_tool": "step", "i": 2, "gate": "†e.w.type", "_outputPath": "†s.later || †e.later"}]})
     try:
         proc = obelisk("run", plan, "--activities", ACTIVITIES, "--interpreter", "dask",
                        "--dask-scheduler", own.address, "--out", "c.json", cwd=tmp_path)
@@ -250,6 +252,9 @@ def test_a_lost_scheduler_fails_the_calls_in_flight(tmp_path: pathlib.Path) -> N
     assert values["†e.w"]["w"]["type"] == "SchedulerLost"
     assert "lost the Dask scheduler" in values["†e.w"]["w"]["message"]
     assert values["†s.after"]["after"]["pid"] == proc.pid  # the call placed here ran
+    # A call sent while the client tried to reconnect (5 s here) was never sent.
+    assert values["†e.later"]["later"]["type"] == "SchedulerLost"
+    assert "could not reach the Dask scheduler" in values["†e.later"]["later"]["message"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [

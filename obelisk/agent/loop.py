@@ -83,12 +83,9 @@ async def run_agent(
     ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``
-    runs the activities elsewhere (``obelisk.dask.DaskInterpreter``: on a Dask cluster, each
-    tool where its ``"x-obelisk-executor"`` says; latent calls and delegates stay here). Raises
-    :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
-    """
+    the journal holds for the same start is resumed): see docs/durable.md; ``refresh``: new
+    tools and activities before each tick (:data:`Refresh`); ``interpreter``: activities run
+    elsewhere (a DaskInterpreter). Raises :class:`AgentError` (bad options), ToolError."""
     ctx = context if isinstance(context, Context) else Context.of(context)
     if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
         raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "

@@ -92,8 +92,13 @@ class DaskInterpreter:
     async def submit(self, payload: Payload, name: str) -> Outcome | Stop:
         """Run ``payload`` in a worker: one future, whose key is new (``name``-uuid).
         Cancelling the caller cancels the future."""
-        future = self.client.submit(run_call, payload, key=f"{name}-{uuid.uuid4().hex}",
-                                    pure=False)
+        try:
+            future = self.client.submit(run_call, payload, key=f"{name}-{uuid.uuid4().hex}",
+                                        pure=False)
+        except Exception as exc:  # noqa: BLE001 - a client closed after losing its scheduler
+            raise ActivityError("SchedulerLost", f"the client is not connected to the Dask "
+                                f"scheduler {_address(self.client)} ({exc}), so the call was "
+                                "not run") from None
         try:
             done: Outcome | Stop = await future
         except asyncio.CancelledError:
@@ -112,11 +117,20 @@ class DaskInterpreter:
 
 
 def _cancelled(exc: FutureCancelledError, client: Client) -> ActivityError:
+    """The failure of a call whose future was cancelled by someone else than the run."""
     if exc.reason == "scheduler-connection-lost":
-        address = client.scheduler.address if client.scheduler is not None else "?"
-        return ActivityError("SchedulerLost", f"the client lost the Dask scheduler {address} "
-                             "while this call ran, so it may or may not have taken effect")
+        return ActivityError("SchedulerLost", f"the client lost the Dask scheduler "
+                             f"{_address(client)} while this call ran, so it may or may not "
+                             "have taken effect")
+    if client.status in ("closing", "closed"):  # it could not reconnect: never sent
+        return ActivityError("SchedulerLost", f"the client could not reach the Dask "
+                             f"scheduler {_address(client)} again (within distributed.comm."
+                             "timeouts.connect), so the call was not run")
     return ActivityError("Cancelled", f"its Dask task was cancelled ({exc.reason})")
+
+
+def _address(client: Client) -> str:
+    return str(client.scheduler.address) if client.scheduler is not None else "?"
 
 
 class DaskActivity:
