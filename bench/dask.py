@@ -23,7 +23,6 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 # This script is named like the dask package: its own folder goes last on the path, so
 # that `import dask` finds the package, and the workers still import daskwork from here.

@@ -183,6 +183,9 @@ def test_a_killed_client_resumes_on_the_cluster(cluster: Cluster,
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     go.touch()
+    code, _, err = cli("resume", str(db), "--activities", ACTIVITIES)
+    assert code == 2
+    assert "run r was recorded with --interpreter dask: give --dask-scheduler" in err
     code, out, err = cli("resume", str(db), "--activities", ACTIVITIES,
                          "--dask-scheduler", cluster.address)
     assert code == 0, err
