@@ -1,6 +1,6 @@
-"""The functions bench/dask.py runs on the workers, imported there by path (the script puts
-this folder on the workers' path): the same work as an obelisk activity and as a raw Dask
-function."""
+"""The functions bench/dask_interpreter.py runs on the workers, imported there by path
+(the workers have this folder on their path): the same work as an obelisk activity and as
+a raw Dask function."""
 
 from __future__ import annotations
 

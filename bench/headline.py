@@ -37,9 +37,7 @@ from importlib import metadata
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the arena package and peers.py sit beside this script
-    # Last on the path: bench/dask.py and bench/mcp.py are named like the packages they
-    # measure, which a test loading this script must still import as themselves.
-    sys.path.append(str(HERE))
+    sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
 from arena.catalog import TASKS  # noqa: E402

@@ -92,6 +92,11 @@ def choose(call: dict[str, Any], tool: Any, context: Context) -> Any:
     return Branch("†s." + call["to"], {"chosen": True})
 
 
+def big(call: dict[str, Any], tool: Any, context: Context) -> Any:
+    """A list of ``n`` numbers."""
+    return list(range(call["n"]))
+
+
 def traced(call: dict[str, Any], tool: Any, context: Context) -> Any:
     """The trace context the call was given."""
     return dict(trace_context())
@@ -133,4 +138,4 @@ def waiting_keys(dask_scheduler: Any = None) -> list[str]:
 
 ACTIVITIES = {"step": step, "where": where, "seen": seen, "awaited": awaited, "waits": waits,
               "charge": waits, "choose": choose, "traced": traced, "exits": exits,
-              "dies": dies, "odd": odd}
+              "dies": dies, "odd": odd, "big": big}

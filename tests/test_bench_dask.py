@@ -1,4 +1,4 @@
-"""bench/dask.py: its workloads give the answers they should (obelisk's runs complete
+"""bench/dask_interpreter.py: its workloads give the answers they should (obelisk's runs complete
 without errors, raw Dask's give every result), on a small cluster; nothing is timed."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from daskcluster import require_dask
 @pytest.mark.slow
 def test_the_benchmark_runs_its_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     require_dask()
-    bench = load_script("dask", "bench_dask")
+    bench = load_script("dask_interpreter", "bench_dask_interpreter")
     asyncio.run(bench.main(calls=20, links=5, rounds=1))
     printed = capsys.readouterr().out
     assert "20 no-op calls: obelisk" in printed

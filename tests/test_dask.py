@@ -112,6 +112,38 @@ def test_each_call_carries_an_idempotency_key(cluster: Any) -> None:
     assert "_idempotencyKey" not in result.context.to_json()[0]["_call"]
 
 
+def test_a_result_too_large_for_the_run_fails_as_under_run_sync(cluster: Any) -> None:
+    plan = [{"_tool": "big", "n": 50, "_outputPath": "†s.b || †e.b"}]
+    found = dask(cluster, plan, max_value_nodes=20)
+    expected = run_sync(plan, activities=acts.ACTIVITIES, max_value_nodes=20,
+                        clock=lambda: DRY_RUN_DATE)
+    assert report(found) == report(expected)
+    assert [e["data"]["error"]["type"] for e in report(found)["errors"]] == ["ValueTooLarge"]
+
+
+class Session:
+    """An activity bound to the client, as an MCP tool's is."""
+
+    resident = True
+
+    def __call__(self, call: dict[str, Any], tool: Any, context: Any) -> Any:
+        return os.getpid()
+
+
+def test_a_resident_activity_stays_in_the_client(cluster: Any) -> None:
+    session = Session()
+    result = dask(cluster, [{"_tool": "s", "_outputPath": "†s.s"}], activities={"s": session})
+    assert result.context.value("s", ("s",)) == os.getpid()
+
+    async def wrapped(client: Any) -> Any:
+        from obelisk import DaskInterpreter
+
+        return DaskInterpreter(client).wrap({"s": session, "w": acts.where})
+
+    activities = on_cluster(cluster, wrapped)
+    assert activities["s"] is session and activities["w"] is not acts.where
+
+
 def test_the_trace_context_reaches_the_worker(cluster: Any) -> None:
     header = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
     result = dask(cluster, [{"_tool": "traced", "_outputPath": "†s.t"}],

@@ -1,6 +1,9 @@
 """The Dask interpreter against raw Dask, on one LocalCluster of two worker processes.
 
-    python bench/dask.py [--calls N] [--chain N] [--rounds N]
+    python bench/dask_interpreter.py [--calls N] [--chain N] [--rounds N]
+
+(Not bench/dask.py: a script of that name would be imported as the dask package by any
+process that has bench/ on its path, Dask's own worker processes included.)
 
 Prints, in one run (rounds alternating obelisk and raw Dask, best of each):
 - the cost obelisk adds per call over ``client.submit`` + ``as_completed`` (results
@@ -24,11 +27,10 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
-# This script is named like the dask package: its own folder goes last on the path, so
-# that `import dask` finds the package, and the workers still import daskwork from here.
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE] + [HERE]
 sys.path.insert(0, os.path.join(HERE, ".."))
+if HERE not in sys.path:  # loaded by a test: the workers import daskwork from here
+    sys.path.append(HERE)
 
 import daskwork  # noqa: E402
 from distributed import Client, LocalCluster, as_completed  # noqa: E402
