@@ -32,9 +32,9 @@ from typing import Any
 from attrs import evolve
 from pyrsistent import pvector
 
-from obelisk.agent.checks import Validators
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
+from obelisk.agent.judging import Validators
 from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick

@@ -10,8 +10,14 @@ from typing import Any, TypeAlias
 from attrs import evolve, frozen
 from pyrsistent import pvector
 
-from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.checks import error_message, resolve_output
 from obelisk.agent.hooks import AgentError, Asked, CallStarted, Ran
+from obelisk.agent.judging import (
+    Validators,
+    invalid_solution,
+    read_answer,
+    unusable_solution,
+)
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.options import Options
 from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_of, run_calls
@@ -24,6 +30,7 @@ from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
+from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLMError, StreamItem, Usage
 from obelisk.llm.request import Request
 
@@ -61,18 +68,22 @@ async def tick(state: TickState, number: int, mode: Mode,
             reply = await options.llm.solve(request)
         except LLMError as exc:
             return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
-        options.ticks.record_solution(number, reply.value, reply.usage)
-    solution = reply.value
-    problems = state.validators.solution_errors(request.schema_text, solution)
+        options.ticks.record_solution(number, recordable(reply.value), reply.usage)
+    judge = state.validators.judge(request.schema_text)
+    solution = read_answer(reply.value)
+    if isinstance(solution, Unusable):
+        return _ended(state, number, solution.to_json(), reply.usage,
+                      [unusable_solution(solution)])
+    problems = judge.shape_problems(solution)
     if problems:
-        return _ended(state, number, solution, reply.usage, [_invalid(problems)])
+        return _ended(state, number, solution, reply.usage, [invalid_solution(problems)])
     calls, output = solution["calls"], solution["output"]
     if not calls and output is None:
         return _ended(state, number, solution, reply.usage, [_no_progress()])
     ran = PlanRun(context, reply.usage)
     if calls:
         ran = await run_calls(calls, context, state.transcript, number, solution, mode, ran,
-                              options)
+                              options, judge)
         if ran.rejected is not None:
             return _ended(state, number, solution, ran.usage, [ran.rejected])
         if ran.cancelled:
@@ -81,11 +92,9 @@ async def tick(state: TickState, number: int, mode: Mode,
     return _conclude(state, number, solution, output, ran, [])
 
 
-def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
-    """The ``InvalidSolution`` error of a solution with these schema problems."""
-    text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems)
-    return error_message("InvalidSolution", "the solution does not match the solution "
-                         "schema: " + text, {"errors": list(problems)})
+def recordable(answer: Any) -> Any:
+    """An answer as a journal records it (an unusable one as its JSON form)."""
+    return answer.to_json() if isinstance(answer, Unusable) else answer
 
 
 def _no_progress() -> dict[str, Any]:
@@ -157,8 +166,7 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
         # A recorded tick's stream is not asked again (it is replayed from the journal).
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
-            items, context, compile_part,
-            lambda solution: state.validators.solution_errors(request.schema_text, solution),
+            items, context, compile_part, state.validators.judge(request.schema_text),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start, timeout=options.timeout, journal=journal)
@@ -174,7 +182,8 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
 def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: Usage,
                   options: Options) -> tuple[TickState, Tick, End]:
     """A streamed tick's end: its late writers, a missing output, an invalid whole
-    solution, then the output as a whole tick's."""
+    solution, a stream that broke (the run fails, keeping what ran), then the output as a
+    whole tick's."""
     solution = {"calls": list(streamed.calls), "output": streamed.output}
     result = streamed.result
     if options.observer is not None:
@@ -187,16 +196,20 @@ def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: U
                             f"started, and writes what call {nodes[r]} read: put writers "
                             "before their readers", {"writer": nodes[w], "reader": nodes[r]})
               for w, r in streamed.late]
-    if not streamed.calls and streamed.output is None and not streamed.problems:
+    stopped = streamed.invalid is not None or streamed.failure is not None
+    if not streamed.calls and streamed.output is None and not stopped:
         errors.append(_no_progress())
     ran = PlanRun(result.context, usage, plan_message if streamed.calls else None,
                   tuple(done), cancelled=result.status is RunStatus.CANCELLED)
-    if streamed.problems:
-        errors.append(_invalid(list(streamed.problems)))
-        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran)
+    after = evolve(state, context=ran.context)
+    if streamed.failure is not None:  # what ran keeps its outcomes and writes (§9)
+        return _ended(after, number, solution, usage, errors, ran,
+                      end=(AgentStatus.FAILED, None, str(streamed.failure)))
+    if streamed.invalid is not None:
+        errors.append(streamed.invalid)
+        return _ended(after, number, solution, usage, errors, ran)
     if ran.cancelled:
-        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
-                      end=_cancelled(number))
+        return _ended(after, number, solution, usage, errors, ran, end=_cancelled(number))
     return _conclude(state, number, solution, streamed.output, ran, errors)
 
 

@@ -31,6 +31,10 @@ class Answer:
     #: one, ``gap`` seconds apart (streaming replies).
     events: tuple[tuple[str | None, Any], ...] | None = None
     gap: float = 0.0
+    #: A stream that breaks: it promises more bytes than it sends, stops before its last
+    #: three events (the end, the usage, ``[DONE]``), and the connection closes (a
+    #: transport error mid-stream, not a stream that ended).
+    broken: bool = False
 
 
 @attrs.frozen
@@ -188,8 +192,11 @@ class ScriptedServer:
                     self.send_response(answer.status)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("cache-control", "no-cache")
+                    if answer.broken:
+                        self.send_header("content-length", str(10 ** 6))
                     self.end_headers()
-                    for name, data in answer.events or ():
+                    events = answer.events or ()
+                    for name, data in events[:-3] if answer.broken else events:
                         text = data if isinstance(data, str) else json.dumps(data)
                         head = "" if name is None else f"event: {name}\n"
                         self.wfile.write(f"{head}data: {text}\n\n".encode())
