@@ -58,11 +58,10 @@ async def tick(state: TickState, number: int, mode: Mode,
     request = build_request(context, tools=options.tools, output_schema=options.output_schema,
                             mode=mode, activity_names=options.activities.keys(),
                             transcript=state.transcript)
-    if options.observer is not None:
-        options.observer(Asked(number, len(request.render())))
     if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)
+    _asked(options, number, request, replayed=reply is not None)
     if reply is None:
         try:
             reply = await options.llm.solve(request)
@@ -90,6 +89,12 @@ async def tick(state: TickState, number: int, mode: Mode,
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=_cancelled(number))
     return _conclude(state, number, solution, output, ran, [])
+
+
+def _asked(options: Options, number: int, request: Request, *, replayed: bool) -> None:
+    """Tell the observer the tick asks the LLM (or replays its answer from the journal)."""
+    if options.observer is not None:
+        options.observer(Asked(number, len(request.render()), replayed))
 
 
 def recordable(answer: Any) -> Any:
@@ -162,6 +167,7 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
                        on_usage=paid(options, number))
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
+    _asked(options, number, request, replayed=bool(journal.steps))
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
         items = _no_items() if journal.steps else options.llm.stream(request)

@@ -141,7 +141,7 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
         if kind == "anthropic":
             return AnthropicLLM(rest, base_url=base_url)
     except LLMError as exc:
-        raise InputError(f"--llm {kind}: {exc}") from None
+        raise InputError(f"--llm {kind}: {exc.detail}") from None
     raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
 
 
@@ -189,6 +189,8 @@ def tick_printer(out: TextIO) -> Any:
 
     def show(event: AgentEvent) -> None:
         match event:
+            case Asked(tick=tick, replayed=True):
+                print(f"replayed tick {tick} from the journal", file=out)
             case Asked(tick=tick, size=size):
                 print(f"tick {tick}: asking the LLM ({size:,} characters)", file=out)
             case Ran(run=run):
@@ -222,8 +224,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
     max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
-    if not isinstance(max_ticks, int) or max_ticks < 1:
-        raise InputError("max_ticks must be a positive integer")
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        raise InputError(f"--max-ticks must be a positive integer, got {args.max_ticks}"
+                         if args.max_ticks is not None else
+                         f'{args.file}: "max_ticks" must be a positive integer, got '
+                         f"{json_text(max_ticks, indent=None)}")
     try:
         context = Context.of(spec.get("context", []))
     except MessageError as exc:

@@ -103,7 +103,7 @@ class LLMError(ObeliskError):
 
     ``provider`` names the adapter (``openai``, ``anthropic``, ``scripted``), ``status``
     the last HTTP status (None without one), ``failure`` why, ``attempts`` how many
-    requests were made. The message never contains an API key: adapters pass every
+    requests were made, ``detail`` the message without the provider in front. The message never contains an API key: adapters pass every
     provider text through :func:`redact` first.
     """
 
@@ -113,6 +113,7 @@ class LLMError(ObeliskError):
         self.status = status
         self.failure = failure
         self.attempts = attempts
+        self.detail = message  # what went wrong, without the provider in front
         where = provider + ("" if status is None else f" (HTTP {status})")
         super().__init__(f"{where}: {message}")
 
