@@ -207,8 +207,8 @@ def _admit_all(run: Streamed, calls: list[Any],
         return
     for number, call in enumerate(calls):
         if depth_over({"calls": [call]}):  # judged before anything recursive reads it
-            run.unusable = Unusable(f"call {len(run.calls) + number} is nested more than "
-                                    f"{MAX_ANSWER_DEPTH - 2} levels deep")
+            run.unusable = Unusable(f"the answer is nested more than {MAX_ANSWER_DEPTH} "
+                                    f"levels deep (in call {len(run.calls) + number})")
             calls = calls[:number]
             break
     if not calls:

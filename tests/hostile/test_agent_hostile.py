@@ -1,0 +1,237 @@
+"""Hostile answers and activities in the agent loop (issue 26 items 2, 3, 8, 12, 14, 15).
+
+Every test here failed on the code before its fix:
+
+- a deep answer (505 levels, under the 512-level limit of values; 100,000 levels of text)
+  is an ``InvalidSolution`` fed back, never a ``RecursionError``: from ``ScriptedLLM``, a
+  script file, and the real ``openai`` SDK against a loopback server, whole and streamed;
+- a streamed tick never hangs when an activity raises its own ``CancelledError`` or
+  another ``BaseException``; ``timeout=`` ends a hanging one;
+- a provider response of the wrong shape is an unusable answer, fed back;
+- a stream that breaks after a call ran keeps that call's outcome and writes;
+- the API key is masked, and an answer quoted only as a bounded excerpt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import pathlib
+import sys
+from typing import Any
+
+import pytest
+from attrs import evolve
+
+from obelisk.agent import AgentResult, AgentStatus, run_agent, run_agent_sync
+from obelisk.cli import main
+from obelisk.core.plain import thaw
+from obelisk.llm import OpenAILLM, RetryPolicy, ScriptedLLM
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "llm"))
+from servers import Answer, openai_completion, openai_stream, serve  # noqa: E402
+
+DATE = "2026-11-23T00:00:00Z"
+KEY = "sk-test-THIS-IS-A-SECRET-0123456789abcdef"
+ECHO = {"type": "object", "properties": {"_tool": {"const": "echo"}, "x": {}, "_output": {}}}
+DONE = {"calls": [], "output": 1}
+
+
+def echo(call: dict[str, Any], tool: Any, context: Any) -> Any:
+    return {"got": call.get("x")}
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def deep_solution(depth: int) -> dict[str, Any]:
+    return {"calls": [{"_tool": "echo", "x": nested(depth), "_outputPath": "†state.e"}],
+            "output": None}
+
+
+def errors(result: AgentResult) -> list[dict[str, Any]]:
+    return [thaw(m)["data"]["error"] for m in result.context.messages
+            if m.get("type") == "error"]
+
+
+def openai(url: str) -> OpenAILLM:
+    return OpenAILLM("test-model", api_key=KEY, base_url=url,
+                     policy=RetryPolicy(max_attempts=1, timeout=10))
+
+
+def with_openai(answers: list[Answer], **kw: Any) -> AgentResult:
+    with serve(answers) as server:
+        return run_agent_sync([], openai(server.base_url), tools=[ECHO],
+                              activities={"echo": echo}, clock=lambda: DATE, **kw)
+
+
+# -- item 2: deep answers ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("depth", [200, 505])
+def test_a_deep_scripted_answer_is_fed_back_not_a_recursion_error(
+        depth: int, stream: bool) -> None:
+    result = run_agent_sync([], ScriptedLLM([deep_solution(depth), DONE]), tools=[ECHO],
+                            activities={"echo": echo}, clock=lambda: DATE, stream=stream)
+    assert result.status is AgentStatus.COMPLETED and len(result.ticks) == 2
+    (error,) = errors(result)
+    assert error["type"] == "InvalidSolution" and "128 levels" in error["message"]
+
+
+def test_a_deep_answer_in_a_script_file_is_fed_back(tmp_path: pathlib.Path) -> None:
+    agent, script = tmp_path / "agent.json", tmp_path / "script.json"
+    agent.write_text(json.dumps({"context": [], "tools": [ECHO], "mocks": {"echo": {"echo": True}}}))
+    script.write_text(json.dumps([deep_solution(505), DONE]))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["agent", str(agent), "--llm", f"script:{script}"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert "InvalidSolution" in out.getvalue() and "Recursion" not in out.getvalue() + err.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("text", [json.dumps(deep_solution(505)), "[" * 100_000 + "]" * 100_000,
+                                  '{"calls": ' + "[" * 100_000])
+def test_a_deep_answer_through_the_openai_sdk_is_fed_back(text: str) -> None:
+    result = with_openai([openai_completion(text), openai_completion(json.dumps(DONE))])
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    (error,) = errors(result)
+    assert error["type"] == "InvalidSolution" and len(error["message"]) < 800
+    assert result.ticks[0].usage.input_tokens == 11  # its tokens count
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [505, 5000])
+def test_a_deep_streamed_answer_through_the_openai_sdk_is_fed_back(depth: int) -> None:
+    text = ('{"calls": [{"_tool": "echo", "_outputPath": "†state.e", "x": '
+            + "[" * depth + "1" + "]" * depth + '}], "output": null}')
+    result = with_openai([openai_stream(text, size=4000),
+                          openai_stream(json.dumps(DONE))], stream=True)
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    assert [e["type"] for e in errors(result)] == ["InvalidSolution"]
+
+
+# -- item 3: a streamed tick never hangs -------------------------------------------------------
+
+
+class Odd(BaseException):
+    """A BaseException that is neither KeyboardInterrupt nor SystemExit."""
+
+
+async def streamed(activity: Any, **kw: Any) -> AgentResult:
+    solution = {"calls": [{"_tool": "echo", "x": 1, "_outputPath": "†state.a"},
+                          {"_tool": "echo", "x": 2, "_outputPath": "†state.b"}],
+                "output": None}
+    return await asyncio.wait_for(run_agent(
+        [], ScriptedLLM([solution, DONE]), tools=[ECHO], activities={"echo": activity},
+        clock=lambda: DATE, stream=True, **kw), timeout=10)
+
+
+def test_an_activitys_own_cancelled_error_is_its_outcome_in_a_streamed_tick() -> None:
+    async def cancelled(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        if call["x"] == 1:
+            raise asyncio.CancelledError
+        return {"got": 2}
+
+    result = asyncio.run(streamed(cancelled))
+    assert result.status is AgentStatus.COMPLETED
+    assert [e["type"] for e in errors(result)] == ["CancelledError"]
+    assert thaw(result.context.value("state")) == {"b": {"got": 2}}
+
+
+@pytest.mark.parametrize("exc", [Odd, KeyboardInterrupt, SystemExit])
+def test_a_base_exception_from_an_activity_stops_a_streamed_tick_without_a_hang(
+        exc: type[BaseException]) -> None:
+    async def raising(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        if call["x"] == 1:
+            raise exc()
+        await asyncio.sleep(30)  # cancelled and awaited when the tick stops
+
+    with pytest.raises(exc):
+        asyncio.run(streamed(raising))
+
+
+def test_generator_exit_from_an_activity_is_its_outcome_in_a_streamed_tick() -> None:
+    async def closing(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        raise GeneratorExit
+
+    result = asyncio.run(streamed(closing))
+    assert [e["type"] for e in errors(result)] == ["GeneratorExit", "GeneratorExit"]
+
+
+def test_timeout_ends_a_hanging_activity_in_a_streamed_tick() -> None:
+    async def hangs(call: dict[str, Any], tool: Any, context: Any) -> Any:
+        await asyncio.Event().wait()
+
+    result = asyncio.run(streamed(hangs, timeout=0.05))
+    assert [e["type"] for e in errors(result)] == ["Timeout", "Timeout"]
+
+
+# -- item 8: malformed provider responses ----------------------------------------------------
+
+
+def completion(**fields: Any) -> Answer:
+    body = dict(openai_completion("{}").body)
+    body.update(fields)
+    return Answer(body=body)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", [
+    completion(choices=None), completion(choices="no"), completion(choices=[5]),
+    completion(choices=[{"index": 0, "message": None}]), completion(choices=[]),
+    completion(usage={"prompt_tokens": "many", "completion_tokens": -3}),
+    completion(choices=[{"index": 0, "message": {"role": "assistant", "content": 5}}])])
+def test_a_malformed_provider_response_is_an_unusable_answer(answer: Answer) -> None:
+    result = with_openai([answer, openai_completion(json.dumps(DONE))])
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    assert [e["type"] for e in errors(result)] == ["InvalidSolution"]
+
+
+# -- item 12: a broken stream keeps what ran --------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_stream_broken_after_a_call_ran_keeps_its_outcome_and_writes() -> None:
+    solution = {"calls": [{"_tool": "echo", "x": 1, "_outputPath": "†state.a"},
+                          {"_tool": "echo", "x": 2, "_outputPath": "†state.b"}],
+                "output": None}
+    text = json.dumps(solution)
+    broken = evolve(openai_stream(text[:text.index("}") + 1] + ", " + " " * 30, size=8,
+                                  gap=0.05), broken=True)
+    result = with_openai([broken], stream=True)
+    assert result.status is AgentStatus.FAILED and "broke off" in result.reason
+    assert thaw(result.context.value("state")) == {"a": {"got": 1}}
+    (tick,) = result.ticks
+    assert [o.outcome for o in tick.outcomes] == ["executed"]
+    assert [m["type"] for m in map(thaw, result.context.messages)] == ["data", "plan"]
+
+
+# -- items 14 and 15: the key masked, excerpts bounded -----------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("content", [f"Sure! Your key is {KEY}.",
+                                     json.dumps({"calls": [], "output": KEY})])
+def test_the_key_is_masked_wherever_an_answer_is_quoted(content: str, stream: bool) -> None:
+    first = openai_stream(content) if stream else openai_completion(content)
+    last = openai_stream(json.dumps(DONE)) if stream else openai_completion(json.dumps(DONE))
+    result = with_openai([first, last], stream=stream, output_schema={"type": "number"})
+    text = json.dumps([thaw(m) for m in result.context.messages])
+    assert errors(result) and KEY not in text and KEY[:12] not in text
+
+
+@pytest.mark.slow
+def test_an_invalid_solution_quotes_a_bounded_excerpt_and_later_requests_stay_small() -> None:
+    huge = {"calls": [], "output": None, "junk": "x" * 5_000_000}
+    llm = ScriptedLLM([huge, json.dumps(huge), DONE])
+    result = run_agent_sync([], llm, tools=[ECHO], clock=lambda: DATE)
+    assert [e["type"] for e in errors(result)] == ["InvalidSolution", "InvalidSolution"]
+    assert all(len(json.dumps(e)) < 2_000 for e in errors(result))
+    assert max(len(r.render()) for r in llm.requests) < 20_000
