@@ -40,6 +40,7 @@ from obelisk.llm.base import (
     Usage,
     redact,
 )
+from obelisk.llm.deadlines import bounded, paced
 from obelisk.llm.openai import wrap_latent_schema
 from obelisk.llm.request import Request, Role
 from obelisk.llm.retry import (
@@ -133,11 +134,12 @@ class AnthropicLLM:
 
         async def attempt() -> Any:
             try:
-                return await self._client.messages.create(
+                return await bounded(self._client.messages.create(
                     model=self.model, max_tokens=self.max_tokens, system=system,
                     messages=[{"role": "user", "content": blocks}], tools=[tool],
                     tool_choice={"type": "tool", "name": request.name},
-                    timeout=self.policy.timeout, stream=True, **self._options)
+                    timeout=self.policy.stream_timeout, stream=True, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
                 raise self._classify(exc) from None
 
@@ -145,7 +147,8 @@ class AnthropicLLM:
                                     sleep=self._sleep, secret=self._secret)
         tokens_in = tokens_out = 0
         try:
-            async for event in events:
+            async for event in paced(events, first=self.policy.timeout,
+                                     total=self.policy.stream_timeout):
                 kind = field_of(event, "type")
                 delta = field_of(event, "delta")
                 if kind == "message_start":
@@ -181,11 +184,12 @@ class AnthropicLLM:
 
         async def attempt() -> Reply:
             try:
-                response = await self._client.messages.create(
+                response = await bounded(self._client.messages.create(
                     model=self.model, max_tokens=self.max_tokens, system=system,
                     messages=[{"role": "user", "content": blocks}], tools=[tool],
                     tool_choice={"type": "tool", "name": request.name},
-                    timeout=self.policy.timeout, **self._options)
+                    timeout=self.policy.timeout, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
                 raise self._classify(exc) from None
             return self._read(response, request.name)
@@ -194,6 +198,8 @@ class AnthropicLLM:
                                   sleep=self._sleep, secret=self._secret)
 
     def _classify(self, exc: Exception) -> Exception:
+        if isinstance(exc, (Transient, LLMError)):  # a deadline passed, or classified already
+            return exc
         sdk = self._sdk
         text = redact(f"{type(exc).__name__}: {exc}", self._secret)
         if isinstance(exc, sdk.APITimeoutError):

@@ -33,6 +33,7 @@ from obelisk.llm.base import (
     Usage,
     redact,
 )
+from obelisk.llm.deadlines import bounded, paced
 from obelisk.llm.request import Request
 from obelisk.llm.retry import (
     DEFAULT_POLICY,
@@ -136,10 +137,11 @@ class OpenAILLM:
 
         async def attempt() -> Any:
             try:
-                return await self._client.chat.completions.create(
+                return await bounded(self._client.chat.completions.create(
                     model=self.model, messages=request.turns_json(),
-                    response_format=response_format, timeout=self.policy.timeout,
-                    stream=True, stream_options={"include_usage": True}, **self._options)
+                    response_format=response_format, timeout=self.policy.stream_timeout,
+                    stream=True, stream_options={"include_usage": True}, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
                 raise self._classify(exc) from None
 
@@ -147,7 +149,8 @@ class OpenAILLM:
                                     sleep=self._sleep, secret=self._secret)
         usage = Usage()
         try:
-            async for chunk in chunks:
+            async for chunk in paced(chunks, first=self.policy.timeout,
+                                     total=self.policy.stream_timeout):
                 counted = field_of(chunk, "usage")
                 if counted is not None:
                     usage = _usage(counted)
@@ -170,9 +173,10 @@ class OpenAILLM:
 
         async def attempt() -> Reply:
             try:
-                response = await self._client.chat.completions.create(
+                response = await bounded(self._client.chat.completions.create(
                     model=self.model, messages=messages, response_format=response_format,
-                    timeout=self.policy.timeout, **self._options)
+                    timeout=self.policy.timeout, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
                 raise self._classify(exc) from None
             return self._read(response)
@@ -181,6 +185,8 @@ class OpenAILLM:
                                   sleep=self._sleep, secret=self._secret)
 
     def _classify(self, exc: Exception) -> Exception:
+        if isinstance(exc, (Transient, LLMError)):  # a deadline passed, or classified already
+            return exc
         sdk = self._sdk
         text = redact(_describe(exc), self._secret)
         if isinstance(exc, sdk.APITimeoutError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from obelisk.core.errors import ObeliskError
 from obelisk.llm.answers import Unusable, excerpt, parse_answer, redact_value
 from obelisk.llm.base import Failure, LLMError, StreamedOutput, Usage, redact
 from obelisk.llm.strict import drop_forced_nulls
@@ -121,6 +122,7 @@ def failed_midstream(exc: BaseException, provider: str, secret: str | None) -> L
         return exc
     failure = getattr(exc, "failure", Failure.CONNECTION)
     status = getattr(exc, "status", None)
-    return LLMError("the stream broke off: " + redact(f"{type(exc).__name__}: {exc}", secret),
+    what = str(exc) if isinstance(exc, ObeliskError) else f"{type(exc).__name__}: {exc}"
+    return LLMError("the stream broke off: " + redact(what, secret),
                     provider=provider, failure=failure if isinstance(failure, Failure)
                     else Failure.CONNECTION, status=status if isinstance(status, int) else None)

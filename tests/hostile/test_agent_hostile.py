@@ -235,3 +235,34 @@ def test_an_invalid_solution_quotes_a_bounded_excerpt_and_later_requests_stay_sm
     assert [e["type"] for e in errors(result)] == ["InvalidSolution", "InvalidSolution"]
     assert all(len(json.dumps(e)) < 2_000 for e in errors(result))
     assert max(len(r.render()) for r in llm.requests) < 20_000
+
+
+# -- item 9: timeout bounds the whole request ----------------------------------------------
+
+
+def slow_openai(url: str) -> OpenAILLM:
+    return OpenAILLM("test-model", api_key=KEY, base_url=url,
+                     policy=RetryPolicy(max_attempts=2, timeout=0.5, stream_timeout=1.0,
+                                        base_delay=0.0))
+
+
+@pytest.mark.slow
+def test_a_trickled_answer_is_cut_at_the_timeout_and_retried() -> None:
+    trickled = evolve(openai_completion(json.dumps(DONE)), trickle=0.2)  # about 5 s in all
+    with serve([trickled, trickled]) as server:
+        result = run_agent_sync([], slow_openai(server.base_url), tools=[ECHO])
+        asked = len(server.requests)
+    assert result.status is AgentStatus.FAILED and asked == 2
+    assert "took longer than 0.5 s" in result.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("lead", "words"), [(0.8, "first chunk took longer than 0.5 s"),
+                                             (0.0, "took longer than 1 s in all")])
+def test_a_trickled_stream_is_cut_at_its_deadlines(lead: float, words: str) -> None:
+    solution = {"calls": [{"_tool": "echo", "x": 1, "_outputPath": "†state.a"}], "output": 1}
+    stream = evolve(openai_stream(json.dumps(solution), size=4, gap=0.2), lead=lead)
+    with serve([stream]) as server:
+        result = run_agent_sync([], slow_openai(server.base_url), tools=[ECHO],
+                                activities={"echo": echo}, stream=True)
+    assert result.status is AgentStatus.FAILED and words in result.reason

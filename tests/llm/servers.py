@@ -35,6 +35,10 @@ class Answer:
     #: three events (the end, the usage, ``[DONE]``), and the connection closes (a
     #: transport error mid-stream, not a stream that ended).
     broken: bool = False
+    #: Seconds between 16-byte pieces of a JSON body (a server trickling its answer).
+    trickle: float = 0.0
+    #: Seconds between a stream's headers and its first event.
+    lead: float = 0.0
 
 
 @attrs.frozen
@@ -183,7 +187,12 @@ class ScriptedServer:
                     for key, value in answer.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    step = 16 if answer.trickle else len(payload)
+                    for start in range(0, len(payload), step):
+                        self.wfile.write(payload[start:start + step])
+                        self.wfile.flush()
+                        if answer.trickle and server._stop.wait(answer.trickle):
+                            return
                 except OSError:
                     pass  # the client gave up (a timeout test): nothing to answer
 
@@ -195,6 +204,9 @@ class ScriptedServer:
                     if answer.broken:
                         self.send_header("content-length", str(10 ** 6))
                     self.end_headers()
+                    self.wfile.flush()
+                    if answer.lead and server._stop.wait(answer.lead):
+                        return
                     events = answer.events or ()
                     for name, data in events[:-3] if answer.broken else events:
                         text = data if isinstance(data, str) else json.dumps(data)
