@@ -32,6 +32,7 @@ from typing import Any
 from attrs import evolve
 from pyrsistent import pvector
 
+from obelisk.agent.budget import Budgets, Spending, metered
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
 from obelisk.agent.judging import Validators
@@ -63,8 +64,8 @@ async def run_agent(
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
-    refresh: Refresh | None = None,
-    _chain: tuple[str, ...] = (),
+    refresh: Refresh | None = None, budgets: Budgets | None = None,
+    _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
     out of ticks.
@@ -84,13 +85,22 @@ async def run_agent(
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`). Raises
-    :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
+    asked before each tick for new tools and activities (:data:`Refresh`); ``budgets``
+    bounds the LLM requests, tokens and delegates at once of the run and its delegates
+    together (:class:`~obelisk.agent.budget.Budgets`: 200 requests, 2,000,000 tokens, 16
+    delegates by default; past one the run ends ``failed`` with a ``BudgetExceeded``
+    error, a delegate with ``DelegateFailed``). Raises :class:`AgentError` for bad
+    options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
     if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
         raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
                          "at least 0")
+    budgets = Budgets() if budgets is None else budgets
+    if min(budgets.max_requests, budgets.max_tokens, budgets.max_delegates) < 1:
+        raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
+                         "least 1")
+    llm = metered(llm, _spending, budgets)
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -102,13 +112,15 @@ async def run_agent(
         mocks=None if mocks is None else dict(mocks),
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
-        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
+        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
+                              llm.spending),
         stream=stream, refresh=refresh)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
     result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
+    result = evolve(result, requests=llm.spending.requests)
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result

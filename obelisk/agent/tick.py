@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 from attrs import evolve, frozen
 from pyrsistent import pvector
 
+from obelisk.agent.budget import BudgetExceeded
 from obelisk.agent.checks import error_message, resolve_output
 from obelisk.agent.hooks import AgentError, Asked, CallStarted, Ran
 from obelisk.agent.judging import (
@@ -66,7 +67,7 @@ async def tick(state: TickState, number: int, mode: Mode,
         try:
             reply = await options.llm.solve(request)
         except LLMError as exc:
-            return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+            return _failed(state, number, exc)
         options.ticks.record_solution(number, recordable(reply.value), reply.usage)
     judge = state.validators.judge(request.schema_text)
     solution = read_answer(reply.value)
@@ -89,6 +90,16 @@ async def tick(state: TickState, number: int, mode: Mode,
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=_cancelled(number))
     return _conclude(state, number, solution, output, ran, [])
+
+
+def _failed(state: TickState, number: int, exc: LLMError) -> tuple[TickState, Tick, End]:
+    """The adapter failed (or a budget is spent: its ``BudgetExceeded`` error is appended):
+    the run ends ``failed``."""
+    errors = [error_message("BudgetExceeded", exc.detail, {"budget": exc.budget,
+                                                             "limit": exc.limit})
+              ] if isinstance(exc, BudgetExceeded) else []
+    state, made, _ = _ended(state, number, None, Usage(), errors)
+    return state, made, (AgentStatus.FAILED, None, str(exc))
 
 
 def _asked(options: Options, number: int, request: Request, *, replayed: bool) -> None:
@@ -177,7 +188,7 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
-        return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+        return _failed(state, number, exc)
     except NotImplementedError:
         raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
                          "stream=True (--stream)") from None
@@ -209,8 +220,12 @@ def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: U
                   tuple(done), cancelled=result.status is RunStatus.CANCELLED)
     after = evolve(state, context=ran.context)
     if streamed.failure is not None:  # what ran keeps its outcomes and writes (§9)
+        failure = streamed.failure
+        if isinstance(failure, BudgetExceeded):
+            errors.append(error_message("BudgetExceeded", failure.detail,
+                                        {"budget": failure.budget, "limit": failure.limit}))
         return _ended(after, number, solution, usage, errors, ran,
-                      end=(AgentStatus.FAILED, None, str(streamed.failure)))
+                      end=(AgentStatus.FAILED, None, str(failure)))
     if streamed.invalid is not None:
         errors.append(streamed.invalid)
         return _ended(after, number, solution, usage, errors, ran)

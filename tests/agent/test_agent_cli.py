@@ -114,7 +114,7 @@ def test_the_same_agent_against_a_local_openai_compatible_server() -> None:
     assert code == 0, err
     result = json.loads(out)
     assert result["output"] == {"refundId": "rf-311", "amount": 49.9}
-    assert result["usage"] == {"input_tokens": 22, "output_tokens": 14}
+    assert result["usage"] == {"input_tokens": 22, "output_tokens": 14, "requests": 2}
     assert [b["model"] for b in sent] == ["local-model", "local-model"]
     assert sent[0]["response_format"]["type"] == "json_schema"
 

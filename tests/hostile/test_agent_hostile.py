@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from attrs import evolve
 
-from obelisk.agent import AgentResult, AgentStatus, run_agent, run_agent_sync
+from obelisk.agent import AgentResult, AgentStatus, Budgets, run_agent, run_agent_sync
 from obelisk.cli import main
 from obelisk.core.plain import thaw
 from obelisk.llm import OpenAILLM, RetryPolicy, ScriptedLLM
@@ -266,3 +266,77 @@ def test_a_trickled_stream_is_cut_at_its_deadlines(lead: float, words: str) -> N
         result = run_agent_sync([], slow_openai(server.base_url), tools=[ECHO],
                                 activities={"echo": echo}, stream=True)
     assert result.status is AgentStatus.FAILED and words in result.reason
+
+
+# -- item 10: budgets shared with delegates ----------------------------------------------------
+
+ASK = {"type": "object", "description": "Ask a helper.",
+       "properties": {"_tool": {"const": "ask"}, "q": {"type": "string"},
+                      "_delegate": {"const": "anonymous"}}}
+FANOUT = {"calls": [{"_tool": "ask", "q": str(i), "_outputPath": f"†state.a{i}"}
+                    for i in range(3)], "output": None}
+
+
+def fanning(request: Any) -> Any:
+    """Every request, the caller's and every delegate's, delegates three calls again."""
+    return FANOUT
+
+
+@pytest.mark.slow
+def test_delegates_share_the_default_budget_of_200_requests() -> None:
+    llm = ScriptedLLM(fanning)
+    result = run_agent_sync([], llm, tools=[ASK], clock=lambda: DATE, max_ticks=50)
+    assert result.status is AgentStatus.FAILED and len(llm.requests) == 200
+    assert result.requests == 200 and "200 LLM requests" in result.reason
+    assert errors(result)[-1]["type"] == "BudgetExceeded"
+    assert errors(result)[-1]["data"] == {"budget": "max_requests", "limit": 200}
+
+
+def test_a_delegate_past_the_budget_ends_with_delegate_failed_naming_it() -> None:
+    llm = ScriptedLLM(fanning)
+    result = run_agent_sync([], llm, tools=[ASK], clock=lambda: DATE,
+                            budgets=Budgets(max_requests=5))
+    assert len(llm.requests) == 5 and result.status is AgentStatus.FAILED
+    failed = [e for e in errors(result) if e["type"] == "DelegateFailed"]
+    assert failed and all("max_requests" in e["message"] for e in failed)
+
+
+def test_the_token_budget_ends_the_run_failed() -> None:
+    llm = ScriptedLLM([{"calls": [], "output": None}] * 10)
+    result = run_agent_sync([], llm, tools=[ASK], clock=lambda: DATE, max_stalls=20,
+                            max_ticks=10, budgets=Budgets(max_tokens=1000))
+    assert result.status is AgentStatus.FAILED and "max_tokens" in result.reason
+    assert errors(result)[-1]["data"]["budget"] == "max_tokens"
+    assert sum(t.usage.input_tokens + t.usage.output_tokens for t in result.ticks) >= 1000
+
+
+class Pausing(ScriptedLLM):
+    """Answers after a pause, so that delegates started together run at once."""
+
+    async def solve(self, request: Any) -> Any:
+        await asyncio.sleep(0.01)
+        return await super().solve(request)
+
+
+def test_delegates_beyond_max_delegates_at_once_are_not_started() -> None:
+    answers = [FANOUT, {"calls": [], "output": "fine"}, {"calls": [], "output": "fine"},
+               {"calls": [], "output": 1}]
+    result = run_agent_sync([], Pausing(answers), tools=[ASK], clock=lambda: DATE,
+                            budgets=Budgets(max_delegates=2))
+    assert result.status is AgentStatus.COMPLETED
+    (failed,) = [e for e in errors(result) if e["type"] == "DelegateFailed"]
+    assert "max_delegates" in failed["message"] and "not started" in failed["message"]
+
+
+def test_the_command_line_takes_the_budgets_and_prints_the_usage(tmp_path: pathlib.Path) -> None:
+    agent, script = tmp_path / "agent.json", tmp_path / "script.json"
+    agent.write_text(json.dumps({"context": [], "tools": [ASK], "mocks": {}}))
+    script.write_text(json.dumps([FANOUT] * 10))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["agent", str(agent), "--llm", f"script:{script}", "--max-requests", "4"],
+                out=out, err=err)
+    assert code == 1 and "failed: budget: the run's 4 LLM requests" in out.getvalue()
+    assert "(4 LLM requests)" in out.getvalue()
+    code = main(["agent", str(agent), "--llm", f"script:{script}", "--max-tokens", "0"],
+                out=out, err=err)
+    assert code == 2 and "--max-tokens must be a positive integer, got 0" in err.getvalue()
