@@ -68,9 +68,7 @@ async def run_agent(
     _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
-    out of ticks.
-
-    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
+    out of ticks. ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
     (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
     the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
     plan message's mode, else eager); ``approve`` asked before each call as in a plain
@@ -86,21 +84,11 @@ async def run_agent(
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
     asked before each tick for new tools and activities (:data:`Refresh`); ``budgets``
-    bounds the LLM requests, tokens and delegates at once of the run and its delegates
-    together (:class:`~obelisk.agent.budget.Budgets`: 200 requests, 2,000,000 tokens, 16
-    delegates by default; past one the run ends ``failed`` with a ``BudgetExceeded``
-    error, a delegate with ``DelegateFailed``). Raises :class:`AgentError` for bad
-    options and :class:`obelisk.ToolError` for a bad tool.
+    what the run and its delegates may spend together (:mod:`obelisk.agent.budget`).
+    Raises :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
-    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
-        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
-                         "at least 0")
-    budgets = Budgets() if budgets is None else budgets
-    if min(budgets.max_requests, budgets.max_tokens, budgets.max_delegates) < 1:
-        raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
-                         "least 1")
-    llm = metered(llm, _spending, budgets)
+    llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -119,11 +107,25 @@ async def run_agent(
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
-    result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
-    result = evolve(result, requests=llm.spending.requests)
+    result = evolve(await _loop(ctx, run_mode, evolve(options, ticks=ticks)),
+                    requests=llm.spending.requests)
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result
+
+
+def _checked(max_ticks: int, max_stalls: int, max_delegate_depth: int,
+             budgets: Budgets | None) -> Budgets:
+    """The run's budgets (the defaults for None); raises :class:`AgentError` for a bound
+    out of range."""
+    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
+        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
+                         "at least 0")
+    budgets = Budgets() if budgets is None else budgets
+    if min(budgets.max_requests, budgets.max_tokens, budgets.max_delegates) < 1:
+        raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
+                         "least 1")
+    return budgets
 
 
 def _clock(clock: Callable[[], Any] | None, *, dry: bool) -> Callable[[], str]:

@@ -121,8 +121,11 @@ async def run_streamed(
     if run.invalid is not None or run.failure is not None:
         # calls never started are not cancelled by anyone: they never ran
         result = evolve(result, status=RunStatus.COMPLETED)
+    answer = run.answer if run.answer is not None else {"calls": list(run.calls),
+                                                          "output": run.output}
     return StreamedRun(result, tuple(run.calls), run.output, run.usage, tuple(run.late),
-                       run.invalid, tuple(run.arrived), dict(run.started), run.failure)
+                       run.invalid, tuple(run.arrived), dict(run.started), run.failure,
+                       answer)
 
 
 class Arrival(enum.Enum):
@@ -160,19 +163,46 @@ async def _loop(run: Streamed, registry: Registry, clock: Callable[[], str],
         if not run.open and not run.tasks:
             return
         what, value = held if held is not None else await run.queue.get()
-        held = None
         if what is not Arrival.CALL:
+            held = None
             _told(run, what, value, clock)
             continue
-        calls = [value]  # the calls that arrived meanwhile: one batch, one compile
-        while held is None and not run.queue.empty():
-            held = run.queue.get_nowait()
-            if held[0] is Arrival.CALL:
-                calls.append(held[1])
-                held = None
+        calls, held = await _batch(run, [value], clock)
         for _, arrived in calls:
             run.arrived.append(arrived)
+        began = time.monotonic()
+        idle, run.admitted_at = began - run.admitted_at, began
         _admit_all(run, [call for call, _ in calls], on_plan)
+        took = time.monotonic() - began
+        # Compiling takes longer than the wait for calls did: the calls that arrive during
+        # as long again wait to be admitted together (see _batch).
+        run.pause_until = began + 2 * took if took > idle else 0.0
+
+
+async def _batch(run: Streamed, calls: list[Any], clock: Callable[[], str]
+                 ) -> tuple[list[Any], tuple[Arrival, Any] | None]:
+    """The calls to admit together: those that arrived already, and, when the loop is
+    busier compiling than waiting for calls, those that arrive within as long again as the
+    last compile took (so compiling, whose time grows with the calls seen so far, takes at
+    most about half the stream's time: a streamed tick stays linear in its calls however
+    they arrive); calls that finish meanwhile are completed. Returns them, and the first
+    other arrival (the output, the end, a failure) if one came."""
+    while True:
+        item = run.queue.get_nowait() if not run.queue.empty() else None
+        if item is None:
+            left = run.pause_until - time.monotonic()
+            if left <= 0:
+                return calls, None
+            try:
+                item = await asyncio.wait_for(run.queue.get(), left)
+            except asyncio.TimeoutError:
+                return calls, None
+        if item[0] is Arrival.CALL:
+            calls.append(item[1])
+        elif item[0] is Arrival.DONE:
+            _told(run, *item, clock)
+        else:
+            return calls, item
 
 
 def _told(run: Streamed, what: Arrival, value: Any, clock: Callable[[], str]) -> None:
@@ -225,7 +255,7 @@ def _close(run: Streamed) -> None:
     """The stream ended: the whole solution judged, and the run closed with the calls
     compiled as a whole (or, for an invalid solution, nothing more started)."""
     run.open = False
-    solution = closing_solution(run)
+    solution = run.answer = closing_solution(run)
     run.journal.closed(solution, run.usage)
     run.invalid = solution_error(run.judge, solution)
     if run.invalid is None:

@@ -65,7 +65,7 @@ def _admit(run: Streamed, replayed: Replayed, events: list[RunEvent], calls: lis
 
 def _closed(run: Streamed, solution: Any) -> list[RunEvent]:
     """The stream's end as recorded: the solution judged again; the close, when valid."""
-    run.open = False
+    run.open, run.answer = False, solution
     if isinstance(solution, dict):
         run.output = solution.get("output")
     run.invalid = solution_error(run.judge, solution)

@@ -41,6 +41,8 @@ class StreamedRun:
     arrived: tuple[float, ...]
     started: dict[int, float]
     failure: LLMError | None = None
+    #: The answer as the tick records it (what a whole tick's ``Tick.solution`` holds).
+    answer: Any = None
 
 
 #: Compiles the calls seen so far; ``open`` while the stream is open.
@@ -62,10 +64,13 @@ class Streamed:
         self.usage = Usage()
         self.late: list[tuple[int, int]] = []
         self.invalid: dict[str, Any] | None = None
+        self.answer: Any = None  # the answer as the stream ended (closing_solution)
         self.failure: LLMError | None = None
         self.arrived: list[float] = []
         self.started: dict[int, float] = {}
         self.open = True
+        self.pause_until = 0.0  # monotonic seconds: calls arriving before then wait to batch
+        self.admitted_at = float("-inf")  # when the last admission began
         self.timeout = timeout
         self.journal = journal
         self.compile_part = compile_part
@@ -100,13 +105,15 @@ def admitted(run: Streamed, calls: list[Any]) -> CompiledPlan:
 
 
 def closing_solution(run: Streamed) -> Any:
-    """The solution as the stream ended: the adapter's whole answer, an unusable one's
-    record, or the calls and output as they arrived."""
+    """The solution as the stream ended: the adapter's whole answer (its calls as they
+    arrived), an unusable one's record, or the calls and output as they arrived."""
     if run.unusable is not None:
         return run.unusable.to_json()
-    if run.solution is not MISSING:
-        return run.solution
-    return {"calls": list(run.calls), "output": run.output}
+    if run.solution is MISSING:
+        return {"calls": list(run.calls), "output": run.output}
+    if isinstance(run.solution, dict) and isinstance(run.solution.get("calls"), list):
+        return {**run.solution, "calls": list(run.calls)}
+    return run.solution
 
 
 def whole_plan(run: Streamed) -> CompiledPlan:

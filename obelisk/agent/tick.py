@@ -201,7 +201,7 @@ def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: U
     """A streamed tick's end: its late writers, a missing output, an invalid whole
     solution, a stream that broke (the run fails, keeping what ran), then the output as a
     whole tick's."""
-    solution = {"calls": list(streamed.calls), "output": streamed.output}
+    solution = streamed.answer
     result = streamed.result
     if options.observer is not None:
         options.observer(Ran(number, solution, result))

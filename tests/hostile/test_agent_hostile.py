@@ -231,7 +231,8 @@ def test_the_key_is_masked_wherever_an_answer_is_quoted(content: str, stream: bo
 def test_an_invalid_solution_quotes_a_bounded_excerpt_and_later_requests_stay_small() -> None:
     huge = {"calls": [], "output": None, "junk": "x" * 5_000_000}
     llm = ScriptedLLM([huge, json.dumps(huge), DONE])
-    result = run_agent_sync([], llm, tools=[ECHO], clock=lambda: DATE)
+    result = run_agent_sync([], llm, tools=[ECHO], clock=lambda: DATE,
+                            budgets=Budgets(max_tokens=10**8))  # 1.25 M tokens an answer
     assert [e["type"] for e in errors(result)] == ["InvalidSolution", "InvalidSolution"]
     assert all(len(json.dumps(e)) < 2_000 for e in errors(result))
     assert max(len(r.render()) for r in llm.requests) < 20_000
