@@ -341,3 +341,57 @@ def test_the_command_line_takes_the_budgets_and_prints_the_usage(tmp_path: pathl
     code = main(["agent", str(agent), "--llm", f"script:{script}", "--max-tokens", "0"],
                 out=out, err=err)
     assert code == 2 and "--max-tokens must be a positive integer, got 0" in err.getvalue()
+
+
+# -- item 7: one tick's work is linear in its calls (counted, never timed) ----------------------
+
+
+def request_lines(n: int) -> int:
+    """Lines of obelisk/agent/request.py run to build the request after a tick of n calls."""
+    from obelisk import Context
+    from obelisk.agent import build_request
+
+    plan = {"type": "plan", "mode": "eager",
+            "plan": [{"_tool": "echo", "x": i, "_outputPath": f"†state.v{i}"} for i in range(n)],
+            "outcomes": [{"call": i, "instance": None, "outcome": "executed"} for i in range(n)]}
+    context = Context.of([plan])
+    count = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if frame.f_code.co_filename.endswith("request.py"):
+            if event == "line":
+                count += 1
+            return tracer
+        return None
+
+    sys.settrace(tracer)
+    try:
+        build_request(context, tools=[ECHO])
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def test_building_a_request_is_linear_in_the_plans_outcomes() -> None:
+    small, large = request_lines(100), request_lines(400)
+    assert large < 6 * small  # linear: about 4; scanning every outcome per call: about 16
+
+
+def test_a_streamed_tick_compiles_once_for_the_calls_that_arrived_together(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import obelisk.agent.tick as tick_module
+
+    compiled: list[int] = []
+    real = tick_module.compile_plan
+
+    def counting(calls: Any, **kw: Any) -> Any:
+        compiled.append(len(calls))
+        return real(calls, **kw)
+
+    monkeypatch.setattr(tick_module, "compile_plan", counting)
+    calls = [{"_tool": "echo", "x": i, "_outputPath": f"†state.v{i}"} for i in range(300)]
+    result = run_agent_sync([], ScriptedLLM([{"calls": calls, "output": 1}]), tools=[ECHO],
+                            activities={"echo": echo}, stream=True)
+    assert result.status is AgentStatus.COMPLETED
+    assert len(compiled) <= 5 and sum(compiled) <= 3 * 300  # before: 300 compiles, 45,150 calls
