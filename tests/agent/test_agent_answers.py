@@ -222,3 +222,23 @@ def test_a_missing_activities_attribute_is_named_as_missing(tmp_path: pathlib.Pa
         sys.path.remove(str(tmp_path))
     assert code == 2 and "has no attribute 'ACTIVITIE'" in err
     assert "did you mean 'ACTIVITIES'?" in err and "must be a dict" not in err
+
+
+class RefusingLatent(ScriptedLLM):
+    """Answers a latent sub-request with an Unusable, as a provider adapter does."""
+
+    async def latent(self, request: Any) -> Any:
+        from obelisk.llm import Reply
+        return Reply(Unusable("the model refused", "no"), Usage(5, 1))
+
+
+def test_an_unusable_latent_answer_fails_its_call_saying_why() -> None:
+    think = {"type": "object", "properties": {"_tool": {"const": "think"},
+                                              "q": {"type": "string"}}}
+    call = {"_tool": "think", "q": "why?", "_outputPath": "†state.t"}
+    result = run_agent_sync([], RefusingLatent([{"calls": [call], "output": None}, DONE]),
+                            tools=[think], clock=lambda: DATE)
+    (error,) = errors(result)
+    assert error["error"]["type"] == "NotJSON"
+    assert "not usable: the model refused: 'no'" in error["error"]["message"]
+    assert result.ticks[0].usage.input_tokens > 5  # the latent answer's tokens count too
