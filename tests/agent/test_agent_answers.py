@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import pathlib
+import sys
 from typing import Any
 
 import pytest
@@ -168,6 +169,30 @@ def test_an_escaped_dagger_in_the_output_is_literal(stream: bool) -> None:
 def test_an_unusable_streamed_answer_is_fed_back_as_a_whole_one(answer: str) -> None:
     streamed, whole = agent([answer, DONE], stream=True), agent([answer, DONE])
     assert streamed.context == whole.context and streamed.status is AgentStatus.COMPLETED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", [{"calls": [GOOD]}, {"output": 1}])
+def test_a_streamed_solution_without_a_key_is_invalid_through_the_sdks(answer: Any) -> None:
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    from obelisk.llm import OpenAILLM, RetryPolicy
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "llm"))
+    from servers import anthropic_stream, openai_stream, serve
+    policy = RetryPolicy(max_attempts=1, timeout=10)
+    done = json.dumps(DONE)
+    with serve([openai_stream(json.dumps(answer)), openai_stream(done)]) as server:
+        openai = OpenAILLM("m", api_key="sk-test-0123456789abcdef", base_url=server.base_url, policy=policy)
+        via_openai = run_agent_sync(CONTEXT, openai, tools=TOOLS, stream=True,
+                                    activities={"lookupOrder": lookup}, clock=lambda: DATE)
+    with serve([anthropic_stream(answer), anthropic_stream(DONE)]) as server:
+        claude = AnthropicLLM("m", api_key="sk-test-0123456789abcdef", base_url=server.root_url, policy=policy)
+        via_anthropic = run_agent_sync(CONTEXT, claude, tools=TOOLS, stream=True,
+                                       activities={"lookupOrder": lookup}, clock=lambda: DATE)
+    whole = agent([answer, DONE])
+    for result in (via_openai, via_anthropic):
+        assert [e["error"]["type"] for e in errors(result)] == ["InvalidSolution"]
+        assert errors(result) == errors(whole) and result.status is AgentStatus.COMPLETED
 
 
 # -- item 7: the smaller ones ------------------------------------------------------------
