@@ -1,4 +1,4 @@
-"""Hostile answers and activities in the agent loop (issue 26 items 2, 3, 8, 12, 14, 15).
+"""Hostile answers and activities in the agent loop (issue 26 items 2, 3, 7, 8, 9, 10, 12, 14, 15).
 
 Every test here failed on the code before its fix:
 
@@ -27,10 +27,16 @@ from attrs import evolve
 from obelisk.agent import AgentResult, AgentStatus, Budgets, run_agent, run_agent_sync
 from obelisk.cli import main
 from obelisk.core.plain import thaw
-from obelisk.llm import OpenAILLM, RetryPolicy, ScriptedLLM
+from obelisk.llm import AnthropicLLM, OpenAILLM, RetryPolicy, ScriptedLLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "llm"))
-from servers import Answer, openai_completion, openai_stream, serve  # noqa: E402
+from servers import (  # noqa: E402
+    Answer,
+    anthropic_message,
+    openai_completion,
+    openai_stream,
+    serve,
+)
 
 DATE = "2026-11-23T00:00:00Z"
 KEY = "sk-test-THIS-IS-A-SECRET-0123456789abcdef"
@@ -189,6 +195,28 @@ def completion(**fields: Any) -> Answer:
     completion(choices=[{"index": 0, "message": {"role": "assistant", "content": 5}}])])
 def test_a_malformed_provider_response_is_an_unusable_answer(answer: Answer) -> None:
     result = with_openai([answer, openai_completion(json.dumps(DONE))])
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    assert [e["type"] for e in errors(result)] == ["InvalidSolution"]
+
+
+def message(**fields: Any) -> Answer:
+    body = dict(anthropic_message(DONE).body)
+    body.update(fields)
+    return Answer(body=body)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", [
+    message(content=None), message(content="no"), message(content=[5, None]),
+    message(content=[{"type": "tool_use", "id": "t", "name": "solution", "input": "{}"}]),
+    message(usage={"input_tokens": "many", "output_tokens": None}, content=[])])
+def test_a_malformed_anthropic_response_is_an_unusable_answer(answer: Answer) -> None:
+    pytest.importorskip("anthropic")
+    with serve([answer, anthropic_message(DONE)]) as server:
+        llm = AnthropicLLM("test-model", api_key=KEY, base_url=server.root_url,
+                           policy=RetryPolicy(max_attempts=1, timeout=10))
+        result = run_agent_sync([], llm, tools=[ECHO], activities={"echo": echo},
+                                clock=lambda: DATE)
     assert result.status is AgentStatus.COMPLETED, result.reason
     assert [e["type"] for e in errors(result)] == ["InvalidSolution"]
 
