@@ -4,7 +4,6 @@ that turn files and options into library values (every failure an :class:`InputE
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
@@ -164,8 +163,9 @@ def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
         raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}{hint}"
                          ) from None
     if not hasattr(module, attribute):
-        names = [n for n in vars(module) if not n.startswith("_")]
-        near = difflib.get_close_matches(attribute, names, n=1)
+        import difflib  # on first use: --help never needs it
+        near = difflib.get_close_matches(attribute, [n for n in vars(module)
+                                                     if not n.startswith("_")], n=1)
         raise InputError(f"{spec}: module {module_name!r} has no attribute {attribute!r}"
                          + (f"; did you mean {near[0]!r}?" if near else ""))
     mapping = getattr(module, attribute)
