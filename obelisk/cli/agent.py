@@ -205,7 +205,8 @@ def tick_printer(out: TextIO) -> Any:
                 for call in run.calls:
                     where = "" if call.instance is None else f" [{inert(call.instance)}]"
                     error = f" ({inert(call.error)})" if call.error else ""
-                    print(f"  call {call.call} {inert(str(call.tool))}{where}: "
+                    tool = "(no _tool)" if call.tool is None else inert(str(call.tool))
+                    print(f"  call {call.call} {tool}{where}: "
                           f"{call.outcome}{error}", file=out)
             case CallStarted(call=call, seen=seen, open=is_open):
                 state = "the solution still arriving" if is_open else "the solution complete"

@@ -100,6 +100,18 @@ def test_a_call_without_tool_is_invalid_alone_and_named_by_its_index() -> None:
     assert [o.to_json() for o in result.ticks[0].outcomes][1]["outcome"] == "invalid"
 
 
+def test_a_call_without_tool_is_shown_as_such_and_told_the_known_tools(
+        tmp_path: pathlib.Path) -> None:
+    path, script = tmp_path / "a.json", tmp_path / "s.json"
+    path.write_text(json.dumps({"context": [], "tools": TOOLS,
+                                "mocks": {"lookupOrder": {"return": {}}}}))
+    script.write_text(json.dumps([{"calls": [{"orderId": "x"}], "output": None}, DONE]))
+    code, out, err = cli("agent", str(path), "--llm", f"script:{script}")
+    assert code == 0, err
+    assert "call 0 (no _tool): invalid" in out and "None" not in out
+    assert 'name the tool: "_tool": "lookupOrder" (known tools: lookupOrder, refund)' in out
+
+
 # -- item 5: unusable answers are fed back ------------------------------------------------
 
 
