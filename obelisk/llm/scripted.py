@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from obelisk.core.text import plural
-from obelisk.llm.answers import Unusable, parse_answer
+from obelisk.llm.answers import MAX_ANSWER_DEPTH, Unusable, depth_over, parse_answer
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -81,9 +81,13 @@ class ScriptedLLM:
 
     @staticmethod
     def _reply(request: Request, value: Any) -> Reply:
-        usage = Usage(count_tokens(request.render()),
-                      count_tokens(json.dumps(value, ensure_ascii=False)))
-        return Reply(value, usage)
+        asked = count_tokens(request.render())
+        if depth_over(value):  # checked before json.dumps recurses into it; its tokens
+            # counted as the least that nesting past the limit takes ("[]" a level)
+            return Reply(Unusable(f"the answer is nested more than {MAX_ANSWER_DEPTH} "
+                                  "levels deep"),
+                         Usage(asked, count_tokens("[]" * (MAX_ANSWER_DEPTH + 1))))
+        return Reply(value, Usage(asked, count_tokens(json.dumps(value, ensure_ascii=False))))
 
     async def solve(self, request: Request) -> Reply:
         """The next scripted solution; raises :class:`ScriptExhausted` when none is left."""

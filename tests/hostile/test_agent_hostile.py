@@ -80,7 +80,7 @@ def with_openai(answers: list[Answer], **kw: Any) -> AgentResult:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("depth", [200, 505])
+@pytest.mark.parametrize("depth", [200, 505, 5000])
 def test_a_deep_scripted_answer_is_fed_back_not_a_recursion_error(
         depth: int, stream: bool) -> None:
     result = run_agent_sync([], ScriptedLLM([deep_solution(depth), DONE]), tools=[ECHO],
@@ -88,6 +88,18 @@ def test_a_deep_scripted_answer_is_fed_back_not_a_recursion_error(
     assert result.status is AgentStatus.COMPLETED and len(result.ticks) == 2
     (error,) = errors(result)
     assert error["type"] == "InvalidSolution" and "128 levels" in error["message"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_deep_latent_answer_fails_its_call_not_a_recursion_error(stream: bool) -> None:
+    think = {"type": "object", "properties": {"_tool": {"const": "think"}, "q": {}}}
+    solution = {"calls": [{"_tool": "think", "q": 1, "_outputPath": "†state.t"}],
+                "output": None}
+    llm = ScriptedLLM([solution, DONE], latent={"think": [nested(5000)]})
+    result = run_agent_sync([], llm, tools=[think], clock=lambda: DATE, stream=stream)
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    (error,) = errors(result)
+    assert error["type"] == "NotJSON" and "128 levels" in error["message"]
 
 
 def test_a_deep_answer_in_a_script_file_is_fed_back(tmp_path: pathlib.Path) -> None:
