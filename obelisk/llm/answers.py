@@ -25,7 +25,7 @@ from attrs import frozen
 from obelisk.llm.base import redact
 
 __all__ = ["EXCERPT", "MAX_ANSWER_DEPTH", "Unusable", "count_of", "depth_over", "excerpt",
-           "field_of", "parse_answer", "redact_value", "text_depth"]
+           "field_of", "parse_answer", "redact_value", "text_depth", "unreadable"]
 
 #: The deepest nesting of an LLM's answer (objects and arrays inside each other, the
 #: answer itself counting one). Below it every step that reads an answer (the schema
@@ -164,3 +164,15 @@ def redact_value(value: Any, secret: str | None) -> Any:
         return json.loads(masked)
     except ValueError:  # a piece of the key looked like JSON syntax: mask the whole text
         return redact(text, secret)
+
+
+def unreadable(exc: BaseException) -> Unusable | None:
+    """An SDK's failure to read a response it received as an unusable answer (§9): a body
+    that is not JSON, or nested deeper than Python's parser goes; None for any other
+    failure (the adapter classifies those)."""
+    if isinstance(exc, RecursionError):
+        return Unusable("the provider's response is nested too deep to read")
+    if isinstance(exc, json.JSONDecodeError):
+        return Unusable(f"the provider's response is not JSON ({exc.msg}, at character "
+                        f"{exc.pos})")
+    return None

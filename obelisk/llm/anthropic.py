@@ -30,6 +30,7 @@ from obelisk.llm.answers import (
     excerpt,
     field_of,
     redact_value,
+    unreadable,
 )
 from obelisk.llm.base import (
     Failure,
@@ -191,7 +192,10 @@ class AnthropicLLM:
                     timeout=self.policy.timeout, **self._options),
                     self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
-                raise self._classify(exc) from None
+                found = unreadable(exc)
+                if found is None:
+                    raise self._classify(exc) from None
+                return Reply(found, Usage())  # unread: no tokens to count
             return self._read(response, request.name)
 
         return await with_retries(attempt, provider=PROVIDER, policy=self.policy,

@@ -23,7 +23,14 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from obelisk.llm.answers import Unusable, count_of, excerpt, field_of, parse_answer
+from obelisk.llm.answers import (
+    Unusable,
+    count_of,
+    excerpt,
+    field_of,
+    parse_answer,
+    unreadable,
+)
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -178,7 +185,10 @@ class OpenAILLM:
                     timeout=self.policy.timeout, **self._options),
                     self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
-                raise self._classify(exc) from None
+                found = unreadable(exc)
+                if found is None:
+                    raise self._classify(exc) from None
+                return Reply(found, Usage())  # unread: no tokens to count
             return self._read(response)
 
         return await with_retries(attempt, provider=PROVIDER, policy=self.policy,

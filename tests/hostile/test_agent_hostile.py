@@ -233,6 +233,30 @@ def test_a_malformed_anthropic_response_is_an_unusable_answer(answer: Answer) ->
     assert [e["type"] for e in errors(result)] == ["InvalidSolution"]
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(("body", "why"), [
+    ('{"choices": [{"index": 0, "junk": ' + DEEP + "}]}", "nested too deep to read"),
+    ("<html>oops</html>", "not JSON"), ('{"choices": [{"index"', "not JSON")])
+def test_a_response_body_the_sdk_cannot_read_is_an_unusable_answer(
+        provider: str, body: str, why: str) -> None:
+    pytest.importorskip(provider)
+    last = openai_completion(json.dumps(DONE)) if provider == "openai" \
+        else anthropic_message(DONE)
+    with serve([Answer(raw=body), last]) as server:
+        policy = RetryPolicy(max_attempts=1, timeout=10)
+        llm = openai(server.base_url) if provider == "openai" else AnthropicLLM(
+            "test-model", api_key=KEY, base_url=server.root_url, policy=policy)
+        result = run_agent_sync([], llm, tools=[ECHO], activities={"echo": echo},
+                                clock=lambda: DATE)
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    (error,) = errors(result)
+    assert error["type"] == "InvalidSolution" and why in error["message"]
+
+
 # -- item 12: a broken stream keeps what ran --------------------------------------------------
 
 

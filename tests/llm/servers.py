@@ -39,6 +39,9 @@ class Answer:
     trickle: float = 0.0
     #: Seconds between a stream's headers and its first event.
     lead: float = 0.0
+    #: The body's text as sent, instead of ``body`` as JSON (text no JSON encoder writes:
+    #: nesting 100,000 levels deep, for example).
+    raw: str | None = None
 
 
 @attrs.frozen
@@ -179,7 +182,7 @@ class ScriptedServer:
                 if answer.events is not None:
                     self._stream(answer)
                     return
-                payload = json.dumps(answer.body).encode()
+                payload = (json.dumps(answer.body) if answer.raw is None else answer.raw).encode()
                 try:
                     self.send_response(answer.status)
                     self.send_header("content-type", "application/json")
