@@ -165,8 +165,11 @@ class AnthropicLLM:
                     if field_of(delta, "stop_reason") == "refusal":
                         parser.refuse("the model stopped with a refusal")
         except Exception as exc:
-            raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
-                                   else exc, PROVIDER, self._secret) from None
+            found = unreadable(exc)
+            if found is None:
+                raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
+                                       else exc, PROVIDER, self._secret) from None
+            parser.unreadable(found)
         yield parser.end(Usage(tokens_in, tokens_out))
 
     def _parts(self, request: Request, schema: Any) -> tuple[str, list[Any], dict[str, Any]]:

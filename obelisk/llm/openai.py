@@ -169,8 +169,11 @@ class OpenAILLM:
                     for call in parser.feed(content if isinstance(content, str) else ""):
                         yield StreamedCall(call_of(call, schema, self._secret))
         except Exception as exc:
-            raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
-                                   else exc, PROVIDER, self._secret) from None
+            found = unreadable(exc)
+            if found is None:
+                raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
+                                       else exc, PROVIDER, self._secret) from None
+            parser.unreadable(found)
         yield parser.end(usage, schema)
 
     async def _ask(self, request: Request, schema: Any) -> Reply:

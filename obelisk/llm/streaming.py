@@ -73,6 +73,12 @@ class SolutionParser:
         """The model refused, saying ``reason``: the answer is unusable."""
         self.unusable = Unusable("the model refused", excerpt(reason, self.secret))
 
+    def unreadable(self, why: Unusable) -> None:
+        """The stream cannot be read further (an event the SDK could not parse): the
+        answer is unusable, saying ``why``; the calls that arrived before stay."""
+        if self.unusable is None:
+            self.unusable = why
+
     def end(self, usage: Usage, schema: Any = None) -> StreamedOutput:
         """The stream's last item, once the text has ended: the output (forced nulls of
         ``schema``'s strict form removed) and the whole answer, or why it is unusable."""

@@ -33,6 +33,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "llm"))
 from servers import (  # noqa: E402
     Answer,
     anthropic_message,
+    anthropic_stream,
     openai_completion,
     openai_stream,
     serve,
@@ -252,6 +253,31 @@ def test_a_response_body_the_sdk_cannot_read_is_an_unusable_answer(
             "test-model", api_key=KEY, base_url=server.root_url, policy=policy)
         result = run_agent_sync([], llm, tools=[ECHO], activities={"echo": echo},
                                 clock=lambda: DATE)
+    assert result.status is AgentStatus.COMPLETED, result.reason
+    (error,) = errors(result)
+    assert error["type"] == "InvalidSolution" and why in error["message"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(("junk", "why"), [(DEEP, "nested too deep to read"),
+                                           ("{", "not JSON")])
+def test_a_streamed_event_the_sdk_cannot_read_is_an_unusable_answer(
+        provider: str, junk: str, why: str) -> None:
+    pytest.importorskip(provider)
+    make = openai_stream if provider == "openai" else anthropic_stream
+    first = make(json.dumps(DONE) if provider == "openai" else DONE)
+    assert first.events is not None
+    name, data = first.events[1]
+    events = (*first.events[:2], (name, json.dumps(data)[:-1] + ', "junk": ' + junk + "}"),
+              *first.events[2:])
+    last = make(json.dumps(DONE) if provider == "openai" else DONE)
+    with serve([evolve(first, events=events), last]) as server:
+        policy = RetryPolicy(max_attempts=1, timeout=10)
+        llm = openai(server.base_url) if provider == "openai" else AnthropicLLM(
+            "test-model", api_key=KEY, base_url=server.root_url, policy=policy)
+        result = run_agent_sync([], llm, tools=[ECHO], activities={"echo": echo},
+                                clock=lambda: DATE, stream=True)
     assert result.status is AgentStatus.COMPLETED, result.reason
     (error,) = errors(result)
     assert error["type"] == "InvalidSolution" and why in error["message"]
