@@ -78,13 +78,14 @@ class Spending:
         limits = self.budgets
         if self.requests >= limits.max_requests:
             raise BudgetExceeded("max_requests", limits.max_requests,
-                                 f"the run's {limits.max_requests:,} LLM requests (delegates "
-                                 "included) are spent: raise max_requests (--max-requests)")
+                                 f"the run's budget of {_many(limits.max_requests, 'LLM request')}"
+                                 " (delegates included) is spent: raise max_requests"
+                                 " (--max-requests)")
         if self.tokens >= limits.max_tokens:
             raise BudgetExceeded("max_tokens", limits.max_tokens,
-                                 f"the run's {limits.max_tokens:,} tokens (delegates included) "
-                                 f"are spent ({self.tokens:,} so far): raise max_tokens "
-                                 "(--max-tokens)")
+                                 f"the run's budget of {_many(limits.max_tokens, 'token')} "
+                                 f"(delegates included) is spent ({self.tokens:,} so far): "
+                                 "raise max_tokens (--max-tokens)")
         self.requests += 1
 
     def paid(self, usage: Usage) -> None:
@@ -147,3 +148,9 @@ def metered(llm: LLM, spending: Spending | None, budgets: Budgets) -> Metered:
         return llm
     return Metered(llm.llm if isinstance(llm, Metered) else llm,
                    spending if spending is not None else Spending(budgets))
+
+
+def _many(count: int, noun: str) -> str:
+    """``count`` (with thousands separators) and ``noun``, agreeing: ``1 token``,
+    ``2,000,000 tokens``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

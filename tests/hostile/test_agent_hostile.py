@@ -426,7 +426,7 @@ def test_the_command_line_takes_the_budgets_and_prints_the_usage(tmp_path: pathl
     out, err = io.StringIO(), io.StringIO()
     code = main(["agent", str(agent), "--llm", f"script:{script}", "--max-requests", "4"],
                 out=out, err=err)
-    assert code == 1 and "failed: budget: the run's 4 LLM requests" in out.getvalue()
+    assert code == 1 and "failed: budget: the run's budget of 4 LLM requests" in out.getvalue()
     assert "(4 LLM requests)" in out.getvalue()
     code = main(["agent", str(agent), "--llm", f"script:{script}", "--max-tokens", "0"],
                 out=out, err=err)
