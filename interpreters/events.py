@@ -142,7 +142,10 @@ class Admitted:
 
 @frozen
 class Closed:
-    """No more calls will be admitted (streaming)."""
+    """No more calls will be admitted (streaming); ``plan``, when given, is the run's
+    calls compiled as a whole (:func:`~obelisk.interpreters.admission.close`)."""
+
+    plan: CompiledPlan | None = None
 
 
 #: Everything the machine was told, in order; enough to rebuild the run.

@@ -285,8 +285,11 @@ def end_call(step: Step, node_id: int, status: Status, reason: str) -> None:
 
 def invalidate_call(step: Step, node_id: int) -> None:
     """The call ends INVALID at once: an ``Invalid`` error listing its diagnostics."""
-    diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer}
+    diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer,
+                    **({"hint": d.hint} if d.hint else {})}
                    for d in step.plan.invalid[node_id]]
-    text = "; ".join(d["message"] for d in diagnostics) or "the call is invalid"
+    # Each diagnostic as the compiler words it, its hint (a did-you-mean) after it.
+    text = "; ".join(d["message"] + (f": {d['hint']}" if "hint" in d else "")
+                     for d in diagnostics) or "the call is invalid"
     fail_call(step, node_id, "Invalid", text, data={"diagnostics": diagnostics},
           status=Status.INVALID, event=EventKind.INVALID)

@@ -300,7 +300,7 @@ def test_asyncio_options_are_checked(option: list[str], message: str) -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("sample_activities", "package.module:NAME"),
     ("no_such_module_xyz:ACTIVITIES", "cannot import 'no_such_module_xyz'"),
-    ("sample_activities:MISSING_NAME", "must be a dict of activity name -> callable"),
+    ("sample_activities:MISSING_NAME", "has no attribute 'MISSING_NAME'"),
     ("sample_activities:NOT_A_DICT", "must be a dict of activity name -> callable"),
     ("sample_activities:NOT_CALLABLE", "must be a dict of activity name -> callable"),
 ])

@@ -82,10 +82,12 @@ def plan_verdict(answer: Any) -> PlanVerdict:
 
 @frozen
 class Asked:
-    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters.
+    ``replayed``: the tick's answer is taken from the run's journal instead (a resume)."""
 
     tick: int
     size: int
+    replayed: bool = False
 
 
 @frozen

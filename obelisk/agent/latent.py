@@ -21,6 +21,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Usage
 
 __all__ = ["LLMLatent", "alternatives_of"]
@@ -71,7 +72,11 @@ class LLMLatent:
 
 def outcome_of_answer(answer: Any, alternatives: tuple[str, ...]) -> Outcome:
     """A latent answer as an outcome: the value itself, or with two or more alternatives
-    the branch it names (an answer of the wrong shape breaks the branch contract)."""
+    the branch it names (an answer of the wrong shape breaks the branch contract); an
+    unusable answer (not JSON, refused) is a ``NotJSON`` failure saying why."""
+    if isinstance(answer, Unusable):
+        return Raised("NotJSON", "the LLM's answer to this latent call is not usable: "
+                      + answer.describe(), contract=True)
     if len(alternatives) < 2:
         return Returned(answer)
     if not isinstance(answer, Mapping) or "branch" not in answer or "value" not in answer:

@@ -32,9 +32,10 @@ from typing import Any
 from attrs import evolve
 from pyrsistent import pvector
 
-from obelisk.agent.checks import Validators
+from obelisk.agent.budget import Budgets, Spending, metered
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
+from obelisk.agent.judging import Validators
 from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
@@ -64,12 +65,11 @@ async def run_agent(
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
     refresh: Refresh | None = None, interpreter: Offload | None = None,
-    _chain: tuple[str, ...] = (),
+    budgets: Budgets | None = None,
+    _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
-    out of ticks.
-
-    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
+    out of ticks. ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
     (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
     the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
     plan message's mode, else eager); ``approve`` asked before each call as in a plain
@@ -83,13 +83,14 @@ async def run_agent(
     ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md; ``refresh``: new
-    tools and activities before each tick (:data:`Refresh`); ``interpreter``: activities run
-    elsewhere (a DaskInterpreter). Raises :class:`AgentError` (bad options), ToolError."""
+    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
+    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``:
+    activities run elsewhere (a DaskInterpreter); ``budgets`` what the run and its delegates
+    may spend together (:mod:`obelisk.agent.budget`). Raises :class:`AgentError` for bad
+    options and :class:`obelisk.ToolError` for a bad tool.
+    """
     ctx = context if isinstance(context, Context) else Context.of(context)
-    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
-        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
-                         "at least 0")
+    llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -101,16 +102,32 @@ async def run_agent(
         mocks=None if mocks is None else dict(mocks),
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
-        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
+        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
+                              llm.spending),
         stream=stream, refresh=refresh, interpreter=interpreter)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
-    result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
+    result = evolve(await _loop(ctx, run_mode, evolve(options, ticks=ticks)),
+                    requests=llm.spending.requests)
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result
+
+
+def _checked(max_ticks: int, max_stalls: int, max_delegate_depth: int,
+             budgets: Budgets | None) -> Budgets:
+    """The run's budgets (the defaults for None); raises :class:`AgentError` for a bound
+    out of range."""
+    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
+        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
+                         "at least 0")
+    budgets = Budgets() if budgets is None else budgets
+    if min(budgets.max_requests, budgets.max_tokens, budgets.max_delegates) < 1:
+        raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
+                         "least 1")
+    return budgets
 
 
 def _clock(clock: Callable[[], Any] | None, *, dry: bool) -> Callable[[], str]:

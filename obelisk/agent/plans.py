@@ -21,6 +21,7 @@ from obelisk.agent.hooks import (
     RejectPlan,
     plan_verdict,
 )
+from obelisk.agent.judging import Judge
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.options import Options
 from obelisk.agent.request import Transcript, merge_tools
@@ -67,16 +68,18 @@ def outcomes(result: RunResult) -> list[PlanOutcome]:
 
 
 async def run_calls(calls: list[Any], context: Context, transcript: Transcript, number: int,
-                    solution: Any, mode: Mode, ran: PlanRun, options: Options) -> PlanRun:
-    """Compile the calls, ask ``on_plan`` in lazy mode, and run the plan."""
+                    solution: Any, mode: Mode, ran: PlanRun, options: Options,
+                    judge: Judge) -> PlanRun:
+    """Compile the calls (each judged against its branch of the solution schema), ask
+    ``on_plan`` in lazy mode, and run the plan."""
     registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
-    compiled, verdict = await _compile(calls, registry, context, mode, options, number)
+    compiled, verdict = await _compile(calls, registry, context, mode, options, number, judge)
     if isinstance(verdict, RejectPlan):
         return evolve(ran, rejected=error_message("Denied", verdict.reason))
     edited = isinstance(verdict, EditPlan)
     if isinstance(verdict, EditPlan):
         calls = list(verdict.calls)
-        compiled = _compile_calls(calls, registry, context, mode, options)
+        compiled = judge.judged(_compile_calls(calls, registry, context, mode, options))
     latent = LLMLatent(options.llm, compiled, context, transcript,
                        on_usage=paid(options, number))
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
@@ -103,10 +106,11 @@ def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Contex
 
 
 async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
-                   options: Options, number: int) -> tuple[CompiledPlan, PlanVerdict]:
+                   options: Options, number: int,
+                   judge: Judge) -> tuple[CompiledPlan, PlanVerdict]:
     """The compiled plan and, in lazy mode, what ``on_plan`` said about it (a recorded
     verdict is not asked again; a new one is recorded before the plan runs)."""
-    compiled = _compile_calls(calls, registry, context, mode, options)
+    compiled = judge.judged(_compile_calls(calls, registry, context, mode, options))
     if mode is not Mode.LAZY or options.on_plan is None:
         return compiled, ApprovePlan()
     verdict = options.ticks.recorded_review(number)
@@ -145,7 +149,7 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
             observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
-            interpreter=options.interpreter)
+            interpreter=options.interpreter, _spending=nested.spending)
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.

@@ -84,6 +84,8 @@ class AgentResult:
     output: Any
     ticks: PVector[Tick]
     reason: str = ""
+    #: The LLM requests the run made, its delegates' included (replayed ticks are not).
+    requests: int = 0
 
     @property
     def usage(self) -> Usage:
@@ -99,4 +101,4 @@ class AgentResult:
         return {"status": self.status.value, "output": self.output, "reason": self.reason,
                 "ticks": [t.to_json() for t in self.ticks],
                 "usage": {"input_tokens": usage.input_tokens,
-                          "output_tokens": usage.output_tokens}}
+                          "output_tokens": usage.output_tokens, "requests": self.requests}}

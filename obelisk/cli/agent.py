@@ -1,6 +1,7 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--stream] [--delegate-root DIR] [--json]
+[--max-ticks N] [--max-requests N] [--max-tokens N] [--max-delegates N] [--stream]
+[--delegate-root DIR] [--json]
 [--journal RUN.db [--run ID] [--durability sync|batch]]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
@@ -50,6 +51,7 @@ from obelisk.agent import (
     AgentEvent,
     ApprovePlan,
     Asked,
+    Budgets,
     CallStarted,
     Delegated,
     Ran,
@@ -93,6 +95,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve", action="store_true",
                         help="ask before each call (eager) or each plan (lazy)")
     parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--max-requests", type=int, metavar="N",
+                        help="at most N LLM requests, delegates included (default 200)")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="at most N tokens, delegates included (default 2,000,000)")
+    parser.add_argument("--max-delegates", type=int, metavar="N",
+                        help="at most N delegates running at once (default 16)")
     parser.add_argument("--stream", action="store_true",
                         help="stream each solution: start calls while the rest arrive")
     parser.add_argument("--delegate-root", metavar="DIR",
@@ -146,7 +154,7 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
         if kind == "anthropic":
             return AnthropicLLM(rest, base_url=base_url)
     except LLMError as exc:
-        raise InputError(f"--llm {kind}: {exc}") from None
+        raise InputError(f"--llm {kind}: {exc.detail}") from None
     raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
 
 
@@ -194,13 +202,16 @@ def tick_printer(out: TextIO) -> Any:
 
     def show(event: AgentEvent) -> None:
         match event:
+            case Asked(tick=tick, replayed=True):
+                print(f"replayed tick {tick} from the journal", file=out)
             case Asked(tick=tick, size=size):
                 print(f"tick {tick}: asking the LLM ({size:,} characters)", file=out)
             case Ran(run=run):
                 for call in run.calls:
                     where = "" if call.instance is None else f" [{inert(call.instance)}]"
                     error = f" ({inert(call.error)})" if call.error else ""
-                    print(f"  call {call.call} {inert(str(call.tool))}{where}: "
+                    tool = "(no _tool)" if call.tool is None else inert(str(call.tool))
+                    print(f"  call {call.call} {tool}{where}: "
                           f"{call.outcome}{error}", file=out)
             case CallStarted(call=call, seen=seen, open=is_open):
                 state = "the solution still arriving" if is_open else "the solution complete"
@@ -228,14 +239,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
     max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
-    if not isinstance(max_ticks, int) or max_ticks < 1:
-        raise InputError("max_ticks must be a positive integer")
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        raise InputError(f"--max-ticks must be a positive integer, got {args.max_ticks}"
+                         if args.max_ticks is not None else
+                         f'{args.file}: "max_ticks" must be a positive integer, got '
+                         f"{json_text(max_ticks, indent=None)}")
     try:
         context = Context.of(spec.get("context", []))
     except MessageError as exc:
         raise InputError(f"{args.file}: context {exc}") from None
     lazy = mode == "lazy"
     options: dict[str, Any] = {
+        "budgets": budgets_of(args),
         "tools": (servers.tools if servers is not None else []) + spec.get("tools", []),
         "output_schema": spec.get("output_schema"),
         "mode": mode, "max_ticks": max_ticks, "activities": activities,
@@ -273,6 +288,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return print_result(result, args.json, out)
 
 
+def budgets_of(args: argparse.Namespace) -> Budgets:
+    """The run's budgets: ``--max-requests``, ``--max-tokens``, ``--max-delegates`` (each a
+    positive integer; the defaults otherwise)."""
+    given = {"max_requests": args.max_requests, "max_tokens": args.max_tokens,
+             "max_delegates": args.max_delegates}
+    for name, value in given.items():
+        if value is not None and value < 1:
+            flag = "--" + name.replace("_", "-")
+            raise InputError(f"{flag} must be a positive integer, got {value}")
+    return Budgets(**{name: value for name, value in given.items() if value is not None})
+
+
 def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
                args: argparse.Namespace) -> AgentResult:
     where = args.file
@@ -294,7 +321,9 @@ def print_result(result: AgentResult, as_json: bool, out: TextIO) -> int:
         if result.status is AgentStatus.COMPLETED:
             print("output: " + json_text(result.output, stream=out), file=out)
         usage = result.usage
-        print(f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out", file=out)
+        print(f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out "
+              f"({result.requests:,} LLM request{'' if result.requests == 1 else 's'})",
+              file=out)
     return EXIT_OK if result.status is AgentStatus.COMPLETED else EXIT_FAILED
 
 

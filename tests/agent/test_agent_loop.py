@@ -121,7 +121,7 @@ def test_a_plan_message_is_replaced_by_the_next_tick() -> None:
 
 
 def test_invalid_solution_ends_the_tick_without_a_plan_message() -> None:
-    result = agent([{"calls": [{"_tool": "refund"}], "output": None}, {"calls": [], "output": 1}])
+    result = agent([{"calls": [{"_tool": "refund"}]}, {"calls": [], "output": 1}])
     assert plans(result) == []
     (error,) = errors(result)
     assert error["error"]["type"] == "InvalidSolution"
