@@ -123,6 +123,17 @@ def test_fuzz_without_hypothesis_says_how_to_install_it() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
+def test_obelisk_testing_without_hypothesis_says_how_to_install_it() -> None:
+    code = "import sys; sys.modules['hypothesis'] = None\nimport obelisk.testing"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == ("ImportError: obelisk.testing needs hypothesis, which is not installed; "
+                    "install it with pip install 'obelisk[testing]'")
+    assert "During handling" not in done.stderr  # one error, not a chain of two
+
+
 def test_the_cli_states_the_fuzzer_s_default_budget() -> None:
     from obelisk.cli import kit as kit_cli
 
