@@ -89,3 +89,9 @@ def test_the_ci_snippet_installs_from_what_exists(tmp_path: pathlib.Path) -> Non
                                 "import obelisk, hypothesis; print(obelisk.__file__)"],
                                cwd=tmp_path, capture_output=True, text=True, check=True)
     assert str(env_dir) in installed.stdout  # the wheel's copy, not this checkout
+    # The examples ship in the wheel: they run right after the install, with no checkout.
+    tried = subprocess.run(
+        ["bash", "-c", "python -m obelisk.examples ex && obelisk run ex/payment.json "
+                       "--activities obelisk.examples.shop:ACTIVITIES"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert tried.returncode == 0 and tried.stdout.endswith("status: completed\n"), tried.stderr
