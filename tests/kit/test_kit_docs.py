@@ -70,7 +70,11 @@ def test_the_ci_snippet_installs_from_what_exists(tmp_path: pathlib.Path) -> Non
     root = pathlib.Path(__file__).resolve().parents[2]
     repo = tmp_path / "my-engine"
     repo.mkdir()
-    argv = shlex.split(build.replace("path/to/obelisk", str(root)))
+    # A copy of the checkout: building in place would leave a build/ folder in it.
+    source = tmp_path / "obelisk"
+    shutil.copytree(root, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".*", "build", "dist", "site", "*.egg-info", "__pycache__"))
+    argv = shlex.split(build.replace("path/to/obelisk", str(source)))
     assert argv[:2] == ["pip", "wheel"]
     subprocess.run([sys.executable, "-m", *argv], cwd=repo, check=True, capture_output=True)
     env_dir = tmp_path / "env"
