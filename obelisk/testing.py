@@ -28,6 +28,7 @@ except ImportError:  # tests/kit/test_kit_fuzz.py imports it without hypothesis
 from obelisk.kit import conformance, fuzz
 from obelisk.kit.client import DEFAULT_TIMEOUT, AdapterClient
 from obelisk.kit.pack import pack_dir
+from obelisk.kit.planstrategies import mock_for, mocks, output_paths, plans
 from obelisk.kit.protocol import Op
 from obelisk.kit.strategies import (
     INSTANCES,
@@ -38,10 +39,6 @@ from obelisk.kit.strategies import (
     data_messages,
     expressions,
     json_values,
-    mock_for,
-    mocks,
-    output_paths,
-    plans,
     resolve_cases,
 )
 
