@@ -42,8 +42,8 @@ PLAN_FILES = sorted(p.name for p in EXAMPLES.glob("*.json") if p.name != "contex
 
 
 def test_the_expected_examples_are_there() -> None:
-    assert PLAN_FILES == ["moderation.json", "payment.json", "refund.json", "translation.json",
-                          "weather.json"]
+    assert PLAN_FILES == ["moderation.json", "order.json", "payment.json", "refund.json",
+                          "translation.json", "weather.json"]
 
 
 @pytest.mark.parametrize("name", PLAN_FILES)
