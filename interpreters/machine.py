@@ -66,7 +66,12 @@ from obelisk.interpreters.outcomes import (
     Replace,
     Verdict,
 )
-from obelisk.interpreters.readiness import Absence, absences, written_but_absent
+from obelisk.interpreters.readiness import (
+    Absence,
+    absences,
+    skip_reason,
+    written_but_absent,
+)
 from obelisk.interpreters.result import RunResult, build_result
 from obelisk.interpreters.state import (
     RunState,
@@ -233,9 +238,7 @@ def _skip(step: Step, node_id: int, params: list[Param]) -> None:
               status=Status.SKIPPED)
         return
     if Absence.DEAD in cases:
-        dead = [p.text for p in params
-                if any(case is Absence.DEAD and read in p.reads for case, read in found)]
-        reason = f"dead branch: {', '.join(dead)} was not written"
+        reason = skip_reason(step, Absence.DEAD, found)
     elif Absence.UNWRITTEN in cases:
         refs = ", ".join(str(read.reference) for case, read in found
                          if case is Absence.UNWRITTEN)
@@ -243,7 +246,7 @@ def _skip(step: Step, node_id: int, params: list[Param]) -> None:
               f"{refs} has no value, and no call in the plan writes it", status=Status.SKIPPED)
         return
     else:
-        reason = f"{', '.join(p.text for p in params)} is null"
+        reason = skip_reason(step, Absence.NULL, found)
     step.record(EventKind.SKIPPED, node_id, reason)
     end_call(step, node_id, Status.SKIPPED, reason)
 
@@ -261,17 +264,17 @@ def decide(state: RunState, invocation: Invocation,
     node = state.plan.nodes[node_id]
     step = Step(state)
     match verdict:
-        case Approve():
-            _approved(step, node, "approve")
+        case Approve(by=by, reason=reason):
+            _approved(step, node, "approve", by=by, reason=reason)
             return step.state(), invocation
-        case Deny(reason=reason):
-            _approved(step, node, "deny", reason=reason)
+        case Deny(reason=reason, by=by):
+            _approved(step, node, "deny", by=by, reason=reason)
             fail_call(step, node_id, "Denied", reason, event=EventKind.DENIED)
             return step.state(), None
-        case Replace(call=replacement):
+        case Replace(call=replacement, by=by, reason=reason):
             call = {k: v for k, v in invocation.call.items() if k.startswith("_")}
             call.update({k: v for k, v in replacement.items() if not k.startswith("_")})
-            _approved(step, node, "replace", replacement=call)
+            _approved(step, node, "replace", replacement=call, by=by, reason=reason)
             problems = calls.param_problems(invocation.tool, call)
             if problems:
                 fail_call(step, node_id, "ParamSchema", f"the replacement call fails {problems}")

@@ -93,15 +93,18 @@ def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> 
 
 
 def approval_message(node: Node, decision: str, *, replacement: Any = MISSING,
-                     reason: str | None = None) -> dict[str, Any]:
+                     reason: str | None = None, by: str | None = None) -> dict[str, Any]:
     """The approval message recording the approval hook's answer for a call (§7 step 3):
-    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?}}``, with
-    ``_instance`` when the call has one. Not a data kind: no reference ever reads it."""
+    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?,
+    "by"?}}`` (``by``: who decided, when the hook said), with ``_instance`` when the call
+    has one. Not a data kind: no reference ever reads it."""
     data: dict[str, Any] = {"call": thaw(node.call), "decision": decision}
     if replacement is not MISSING:
         data["replacement"] = thaw(json_or_repr(replacement))  # recorded even if not JSON
     if reason is not None:
         data["reason"] = reason
+    if by is not None:
+        data["by"] = by
     out: dict[str, Any] = {"type": "approval", "data": data}
     if node.instance is not None:
         out["_instance"] = node.instance

@@ -73,8 +73,8 @@ async def tick(state: TickState, number: int, mode: Mode,
     if calls:
         ran = await run_calls(calls, context, state.transcript, number, solution, mode, ran,
                               options)
-        if ran.rejected is not None:
-            return _ended(state, number, solution, ran.usage, [ran.rejected])
+        if ran.rejected is not None:  # its Denied error, then the plan all denied
+            return _ended(state, number, solution, ran.usage, [ran.rejected], ran)
         if ran.cancelled:
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=_cancelled(number))

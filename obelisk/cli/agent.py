@@ -52,6 +52,7 @@ from obelisk.agent import (
     Asked,
     CallStarted,
     Delegated,
+    EditPlan,
     Ran,
     RejectPlan,
     TickEnded,
@@ -67,9 +68,10 @@ from obelisk.cli.mcp import (
     approval_for,
     servers_for,
 )
+from obelisk.cli.review import review, reviewer
 from obelisk.cli.run import add_journal_arguments, open_journal
 from obelisk.cli.safe import inert, json_text
-from obelisk.cli.terminal import _prompt, terminal_approval
+from obelisk.cli.terminal import terminal_approval
 from obelisk.jsonio import InputError, load_json
 from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
@@ -172,14 +174,18 @@ def plan_shown(out: TextIO) -> Any:
 
 
 def plan_prompt(err: TextIO) -> Any:
-    """Lazy mode at the terminal: show each compiled plan, then approve or reject it."""
+    """Lazy mode at the terminal: show each compiled plan, then approve it, edit its calls
+    (compiled again before they run) or reject it with a reason; each verdict says who."""
+    who = reviewer()
 
     def ask(plan: CompiledPlan) -> Any:
         _show_plan(plan, err)
-        answer = _prompt(err, "[a]pprove or [r]eject the plan? ").strip().lower()[:1]
-        if answer in ("a", "y"):
-            return ApprovePlan()
-        return RejectPlan("rejected at the terminal" if answer else "no answer (end of input)")
+        calls = [thaw(call) for call in plan.calls]
+        return review(err, "[a]pprove, [e]dit, [r]eject the plan? ",
+                      (calls, "calls", list),
+                      (lambda: ApprovePlan(by=who), lambda edited: EditPlan(edited, by=who),
+                       lambda reason: RejectPlan(reason, by=who)),
+                      rejected="rejected at the terminal")
 
     return ask
 
@@ -195,8 +201,9 @@ def tick_printer(out: TextIO) -> Any:
                 for call in run.calls:
                     where = "" if call.instance is None else f" [{inert(call.instance)}]"
                     error = f" ({inert(call.error)})" if call.error else ""
+                    why = f": {inert(call.reason)}" if call.outcome == "skipped" else ""
                     print(f"  call {call.call} {inert(str(call.tool))}{where}: "
-                          f"{call.outcome}{error}", file=out)
+                          f"{call.outcome}{error}{why}", file=out)
             case CallStarted(call=call, seen=seen, open=is_open):
                 state = "the solution still arriving" if is_open else "the solution complete"
                 print(f"  call {call} started ({seen} call(s) arrived, {state})", file=out)

@@ -217,17 +217,13 @@ def _detail(row: Mapping[str, Any]) -> str:
                 text = f"raised {outcome['raised']}: {outcome['message']}"
             return f"{row['date']}  {_short(text, 100)}"
         case "decide":
-            return _short(row["verdict"])
+            return _decision(row["verdict"], "the call")
         case "solution":
             return _short(row["solution"])
         case "admit":
             return "streamed " + _short(row["call"])
         case "review":
-            verdict = row["verdict"]
-            return {"approve": "on_plan approved the plan",
-                    "reject": f"on_plan rejected the plan: {verdict.get('reason')}",
-                    }.get(verdict["verdict"], "on_plan edited the plan: "
-                          + _short(verdict.get("calls")))
+            return _decision(row["verdict"], "the plan")
         case "usage":
             usage = row["usage"]
             return f"tokens {usage['input_tokens']:,} in, {usage['output_tokens']:,} out"
@@ -238,6 +234,22 @@ def _detail(row: Mapping[str, Any]) -> str:
         case "resume":
             return f"at {row['at']}"
     return ""
+
+
+#: How ``history`` words each decision.
+_DECIDED = {"approve": "approved", "deny": "denied", "reject": "rejected",
+            "replace": "replaced", "edit": "edited"}
+
+
+def _decision(verdict: Mapping[str, Any], what: str) -> str:
+    """A decision (a call's approval, a plan's review): who made it, what it was, and why
+    (``on_plan`` or ``the approval hook`` when the row does not say who)."""
+    by = verdict.get("by") or ("on_plan" if what == "the plan" else "the approval hook")
+    text = f"{by} {_DECIDED.get(verdict['verdict'], verdict['verdict'])} {what}"
+    if verdict.get("reason"):
+        text += f": {verdict['reason']}"
+    changed = verdict.get("calls", verdict.get("call"))
+    return text + (f" -> {_short(changed)}" if changed is not None else "")
 
 
 def _short(value: Any, width: int = 60) -> str:
