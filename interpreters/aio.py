@@ -53,7 +53,8 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       approve: Approver | None, clock: Callable[[], str], *,
                       max_concurrency: int | None = None, timeout: float | None = None,
                       observer: Observer | None = None, isolate_invalid: bool = False,
-                      max_value_nodes: int | None = None, resume: Replayed | None = None,
+                      max_value_nodes: int | None = None, max_value_bytes: int | None = None,
+                      resume: Replayed | None = None,
                       trace: bool | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
@@ -67,7 +68,8 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
         raise ValueError("max_concurrency must be at least 1")
     if resume is None:
         run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
-                         max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
+                         max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                         trace=traced(trace, observer)),
                    invoke, clock, timeout, observer)
         return await _drive_async(run, approve, max_concurrency)
     run = _Run(resume.state, invoke, clock, timeout, observer)
@@ -312,6 +314,7 @@ async def run_async(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
     trace: bool | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
@@ -323,4 +326,5 @@ async def run_async(
     invoke = async_activity_invoker(compiled, activities or {}, latent)
     return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
                              max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer, max_value_nodes=max_value_nodes, trace=trace)
+                             observer=observer, max_value_nodes=max_value_nodes,
+                             max_value_bytes=max_value_bytes, trace=trace)

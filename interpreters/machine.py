@@ -53,6 +53,7 @@ from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.paths import Path
 from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.size import MAX_VALUE_BYTES
 from obelisk.core.values import MAX_VALUE_NODES, Frozen, Missing, present
 from obelisk.interpreters import calls, records
 from obelisk.interpreters.calls import Invocation
@@ -92,14 +93,17 @@ def refuse(plan: CompiledPlan) -> PlanRefused:
 
 def begin(plan: CompiledPlan, context: Context | None = None, *,
           isolate_invalid: bool = False, open: bool = False,
-          max_value_nodes: int | None = None, trace: bool = True) -> RunState:
+          max_value_nodes: int | None = None, max_value_bytes: int | None = None,
+          trace: bool = True) -> RunState:
     """The state before anything has run.
 
     Raises :class:`PlanRefused` for a plan with error diagnostics, unless
     ``isolate_invalid``: then the nodes in ``plan.invalid`` finish at once as INVALID
     (see the module docstring). ``open`` starts a run that admits more calls. A result,
     written value or resolved call over ``max_value_nodes`` JSON values (default
-    :data:`MAX_VALUE_NODES`) fails its call with ``ValueTooLarge``. ``trace=False`` keeps
+    :data:`MAX_VALUE_NODES`), or a result whose JSON text is over ``max_value_bytes``
+    (default :data:`~obelisk.core.size.MAX_VALUE_BYTES`, 16 MiB; shared structure counted
+    as it will be written), fails its call with ``ValueTooLarge``. ``trace=False`` keeps
     the trace empty (a run nobody reads the trace of need not pay for it).
     """
     if not plan.ok and not isolate_invalid:
@@ -113,6 +117,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
                             if count == 0 and n not in invalid]),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
         max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
+        max_bytes=MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
         tracing=trace, cache=calls.cache_of(plan),
     )
     if invalid:

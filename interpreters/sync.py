@@ -32,13 +32,13 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
                approve: Approver | None, clock: Callable[[], str],
                observer: Observer | None = None, *,
                isolate_invalid: bool = False,
-               max_value_nodes: int | None = None,
+               max_value_nodes: int | None = None, max_value_bytes: int | None = None,
                resume: Replayed | None = None, trace: bool | None = None) -> RunResult:
     """The sync loop: advance, ask approval, invoke, complete; until nothing is left.
 
     ``observer`` is given every run event (Started, Decided, Finished) as it happens;
     ``isolate_invalid`` keeps going past invalid calls (the machine's ``begin`` seam);
-    ``max_value_nodes`` bounds values (see ``machine.begin``). ``resume`` continues a
+    ``max_value_nodes`` and ``max_value_bytes`` bound values (see ``machine.begin``). ``resume`` continues a
     replayed run instead of beginning one: its running calls are invoked first, then its
     undecided calls go to the approval hook. ``trace``: record the run's trace (see
     :func:`run_sync`).
@@ -60,7 +60,8 @@ def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
 
     try:
         state = (begin(plan, context, isolate_invalid=isolate_invalid,
-                       max_value_nodes=max_value_nodes, trace=traced(trace, observer))
+                       max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                       trace=traced(trace, observer))
                  if resume is None else resume.state)
         approved: Sequence[Invocation]
         ready: Sequence[Invocation]
@@ -104,6 +105,7 @@ def run_sync(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
     trace: bool | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
@@ -113,11 +115,13 @@ def run_sync(
     asked before each ready call with its resolved parameters; ``latent`` runs latent
     calls without ``_output``; ``clock`` stamps ``_date``; ``observer`` is given every
     run event. A result, written value or resolved call of more than ``max_value_nodes``
-    JSON values (default ``MAX_VALUE_NODES``, 250,000) fails its call with
-    ``ValueTooLarge``. ``trace`` records the result's trace, one line per step (the
+    JSON values (default ``MAX_VALUE_NODES``, 250,000), or of a JSON text over
+    ``max_value_bytes`` (default ``MAX_VALUE_BYTES``, 16 MiB, shared structure counted as
+    it will be written), fails its call with ``ValueTooLarge``. ``trace`` records the result's trace, one line per step (the
     default, None, records it when an ``observer`` follows the run). Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
     return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
-                      max_value_nodes=max_value_nodes, trace=trace)
+                      max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                      trace=trace)

@@ -35,7 +35,7 @@ from pyrsistent import pvector
 from obelisk.agent.checks import Validators
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
-from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
+from obelisk.agent.options import MAX_REQUEST_BYTES, MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
@@ -63,11 +63,10 @@ async def run_agent(
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
-    refresh: Refresh | None = None,
+    refresh: Refresh | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
-    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
-    out of ticks.
+    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or ticks out.
 
     ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
     (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
@@ -84,7 +83,8 @@ async def run_agent(
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`). Raises
+    asked before each tick for new tools and activities (:data:`Refresh`);
+    ``max_request_bytes`` bounds each request (:mod:`obelisk.agent.sizes`). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -103,7 +103,7 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream, refresh=refresh)
+        stream=stream, refresh=refresh, max_request_bytes=max_request_bytes)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(

@@ -80,7 +80,7 @@ async def run_calls(calls: list[Any], context: Context, transcript: Transcript, 
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     result = await run_plan(compiled, context, latent, options, delegates, number)
     if options.observer is not None:
@@ -162,7 +162,8 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             max_concurrency=options.max_concurrency, timeout=options.timeout,
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
-            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain)
+            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
+            max_request_bytes=options.max_request_bytes)
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.

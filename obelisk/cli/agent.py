@@ -1,6 +1,6 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--stream] [--delegate-root DIR] [--json]
+[--max-ticks N] [--max-request-bytes N] [--stream] [--delegate-root DIR] [--json]
 [--journal RUN.db [--run ID] [--durability sync|batch]]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
@@ -93,6 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve", action="store_true",
                         help="ask before each call (eager) or each plan (lazy)")
     parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--max-request-bytes", type=int, metavar="N",
+                        help="the largest request sent to the LLM (default 8 MiB)")
     parser.add_argument("--stream", action="store_true",
                         help="stream each solution: start calls while the rest arrive")
     parser.add_argument("--delegate-root", metavar="DIR",
@@ -244,6 +246,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     }
     if args.stream:
         options["stream"] = True
+    if args.max_request_bytes is not None:
+        options["max_request_bytes"] = _positive("--max-request-bytes", args.max_request_bytes)
     if args.delegate_root is not None:
         root = pathlib.Path(args.delegate_root)
         if not root.is_dir():
@@ -272,6 +276,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         result = _run_agent(context, llm, options, args.file)
     return print_result(result, args.json, out)
+
+
+def _positive(flag: str, value: int) -> int:
+    if value < 1:
+        raise InputError(f"{flag} must be a positive number of bytes, got {value}")
+    return value
 
 
 def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
