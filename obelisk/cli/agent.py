@@ -56,11 +56,12 @@ from obelisk.agent import (
     Ran,
     RejectPlan,
     TickEnded,
-    run_agent_sync,
+    run_agent,
 )
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -267,15 +268,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options["observer"] = tick_printer(out)
         if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
+    stops = Interrupts(err)
     if args.journal:
         run_id = args.run_id or uuid.uuid4().hex
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
-            result = _run_agent(context, llm, options, args.file)
+            result = _run_agent(context, llm, options, args.file, stops)
     else:
-        result = _run_agent(context, llm, options, args.file)
-    return print_result(result, args.json, out)
+        result = _run_agent(context, llm, options, args.file, stops)
+    return stops.exit_code(print_result(result, args.json, out), out)
 
 
 def _positive(flag: str, value: int) -> int:
@@ -284,9 +286,14 @@ def _positive(flag: str, value: int) -> int:
     return value
 
 
-def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
+def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str,
+               stops: Interrupts) -> AgentResult:
+    """The agent run, Ctrl-C and SIGTERM stopping it (:mod:`obelisk.cli.interrupt`)."""
+    if options.get("activities"):  # so the terminal can say which still run
+        options["activities"] = {name: stops.wrap(name, fn)
+                                 for name, fn in options["activities"].items()}
     try:
-        return run_agent_sync(context, llm, **options)
+        return stops.run_async(lambda: run_agent(context, llm, **options))
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None
 

@@ -15,7 +15,6 @@ is read). ``--run`` defaults to the journal's newest run.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
@@ -28,12 +27,12 @@ from obelisk import (
     journal_history,
     plural,
     recorded,
-    resume,
     resume_async,
 )
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
     Display,
@@ -45,6 +44,7 @@ from obelisk.cli.run import (
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
 from obelisk.journal import recorded_agent, resume_agent, run_kind
+from obelisk.journal.run import resume_plan
 from obelisk.jsonio import InputError
 
 
@@ -105,17 +105,20 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
                                     from_start=False, gate=approval_for(
                                         args, err, run.plan, list(run.plan.tools or ())))
-            tracked = {name: display.exceptions.wrap(name, fn)
+            stops = Interrupts(err)
+            display.add(stops.observe)
+            tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
                        for name, fn in activities.items()}
             try:
                 result = _resume(journal, run.header.run_id, interpreter, tracked, display,
-                                 args)
+                                 args, stops)
             except BaseException:
                 display.progress.close()
                 raise
         except JournalUnreadable as exc:
             raise InputError(str(exc)) from None
-    return finish_run(result, args.out, out, display)
+    code = finish_run(result, args.out, out, display)
+    return stops.exit_code(code, out)
 
 
 def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -139,8 +142,11 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     approve = (terminal_approval(err)[0] if args.approve and not reviews
                else approval_for(args, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
+    stops = Interrupts(err)
+    if activities:
+        activities = {name: stops.wrap(name, fn) for name, fn in activities.items()}
     try:
-        result = asyncio.run(resume_agent(
+        result = stops.run_async(lambda: resume_agent(
             journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
             on_plan=on_plan, observer=None if args.json else tick_printer(out),
             take_over=args.take_over))
@@ -152,22 +158,21 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
                 handle.write(json_text(result.context.to_json()) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    return print_result(result, args.json, out)
+    return stops.exit_code(print_result(result, args.json, out), out)
 
 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
-            args: argparse.Namespace) -> RunResult:
+            args: argparse.Namespace, stops: Interrupts) -> RunResult:
     if interpreter == "asyncio":
-        return asyncio.run(resume_async(journal, run_id, activities=activities,
-                                        approve=display.approve,
-                                        max_concurrency=args.max_concurrency,
-                                        timeout=args.timeout, observer=display.observe,
-                                        take_over=args.take_over))
-    result = resume(journal, run_id, activities=activities, approve=display.approve,
-                    interpreter="sync", observer=display.observe, take_over=args.take_over)
-    assert isinstance(result, RunResult)  # recorded() refused an agent run before
-    return result
+        return stops.run_async(lambda: resume_async(
+            journal, run_id, activities=activities, approve=display.approve,
+            max_concurrency=args.max_concurrency, timeout=args.timeout,
+            observer=display.observe, take_over=args.take_over))
+    with stops.sync():
+        return resume_plan(journal, run_id, activities=activities, approve=display.approve,
+                           interpreter="sync", observer=display.observe,
+                           take_over=args.take_over, stop=stops.stop)
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
