@@ -132,35 +132,35 @@ class Interrupts:
                 signal.signal(sig, old)
 
     def run_async(self, make: Callable[[], Awaitable[T]]) -> T:
-        """Run ``make()`` on a new event loop, each signal cancelling it (the first stops
-        the run, the second abandons what it waits for). The loop does not wait for the
-        worker threads of abandoned activities when it closes (:meth:`leave` does not
-        either)."""
-        async def main() -> T:
-            loop, task = asyncio.get_running_loop(), asyncio.current_task()
-            assert task is not None
-
-            def handle() -> None:
-                self.count += 1
-                self.stop.set()
-                task.cancel()
-                if self.count == 1:  # what still runs once the cancel has reached it
-                    loop.call_later(0.2, self.tell_waiting)
-
-            for sig in SIGNALS:
-                loop.add_signal_handler(sig, handle)
-            try:
-                return await make()
-            finally:
-                for sig in SIGNALS:
-                    loop.remove_signal_handler(sig)
-
+        """Run ``make()`` on a new event loop, the first signal cancelling it (the run
+        stops) and the second cancelling it again (it abandons what it waits for), or,
+        when no activity runs (the loop is blocked at an approval prompt, say), raising
+        ``KeyboardInterrupt`` where it is, as ``asyncio.run`` does. The loop does not
+        wait for the worker threads of abandoned activities when it closes."""
         loop = asyncio.new_event_loop()
+        task = loop.create_task(_awaited(make))
+
+        def handle(signum: int, frame: Any) -> None:
+            self.count += 1
+            self.stop.set()
+            if self.count > 1 and not self.running:
+                raise KeyboardInterrupt
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake the loop if it waits in select
+            if self.count == 1:  # what still runs once the cancel has reached it
+                loop.call_soon_threadsafe(loop.call_later, 0.2, self.tell_waiting)
+
+        previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
         try:
-            return loop.run_until_complete(main())
+            return loop.run_until_complete(task)
         except asyncio.CancelledError:  # stopped before the run could return its result
             raise KeyboardInterrupt from None
         finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+            with contextlib.suppress(BaseException):
+                task.cancel()
+                loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
             with contextlib.suppress(Exception):
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
@@ -173,6 +173,10 @@ class Interrupts:
                 with contextlib.suppress(Exception):
                     stream.flush()
             os._exit(EXIT_INTERRUPTED)
+
+
+async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
+    return await make()
 
 
 def waiting_line(running: list[tuple[str, float]], now: float) -> str | None:
