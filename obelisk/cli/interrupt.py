@@ -124,7 +124,7 @@ class Interrupts:
                 return
             raise KeyboardInterrupt
 
-        previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
+        previous = _install(handle)
         try:
             yield
         finally:
@@ -150,7 +150,7 @@ class Interrupts:
             if self.count == 1:  # what still runs once the cancel has reached it
                 loop.call_soon_threadsafe(loop.call_later, 0.2, self.tell_waiting)
 
-        previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
+        previous = _install(handle)
         try:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:  # stopped before the run could return its result
@@ -173,6 +173,14 @@ class Interrupts:
                 with contextlib.suppress(Exception):
                     stream.flush()
             os._exit(EXIT_INTERRUPTED)
+
+
+def _install(handle: Callable[[int, Any], None]) -> dict[int, Any]:
+    """``handle`` for each of :data:`SIGNALS`; the handlers it replaced (none outside the
+    main thread, where Python takes no signal handler: ``main`` run from a thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handle) for sig in SIGNALS}
 
 
 async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
