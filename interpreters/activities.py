@@ -20,6 +20,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError
 from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.lingering import Done, threaded
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned, returned
 
 
@@ -164,16 +165,35 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
         if is_async(fn) if asynchronous is None else asynchronous:
             value = await fn(*arguments(invocation))
         else:
-            value, failed = await asyncio.to_thread(in_thread, fn, arguments(invocation))
+            value, failed = await threaded(invocation.node, in_thread, fn,
+                                           arguments(invocation))
             if failed is not None:
                 return outcome_of_exception(failed)
         if type(value) in _PLAIN:  # the common results need none of the checks below
             return returned(value=value)
-        if inspect.isawaitable(value):
-            value = await value
-        return outcome_of_value(value)
+        return await _outcome_of(value)
     except OUTCOMES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
+
+
+async def outcome_of_thread(done: Done) -> Outcome:
+    """What a plain activity's thread gave (its value, or the exception it raised) as an
+    outcome: a run being cancelled keeps those that finish (:mod:`.lingering`)."""
+    value, failed = done
+    if failed is not None:
+        return outcome_of_exception(failed)
+    try:
+        return await _outcome_of(value)
+    except OUTCOMES as exc:
+        return outcome_of_exception(exc)
+
+
+async def _outcome_of(value: Any) -> Outcome:
+    if type(value) in _PLAIN:  # the common results need none of the checks below
+        return returned(value=value)
+    if inspect.isawaitable(value):
+        value = await value
+    return outcome_of_value(value)
 
 
 

@@ -329,7 +329,7 @@ def approve_run(monkeypatch: pytest.MonkeyPatch, answers: str, *extra: str) -> t
 def test_approve_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = approve_run(monkeypatch, "a\ny\n")
     assert code == 0
-    assert err.count("[a]pprove, [d]eny, [e]dit parameters?") == 2
+    assert err.count("[a]pprove, [e]dit, [r]eject?") == 2
     assert "about to run 'processPayment' with:" in err and '"amount": 50.0' in err
     assert '"status": "confirmed"' in out
 
@@ -360,7 +360,7 @@ def test_edit_the_parameters(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.
 def test_bad_edits_are_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = approve_run(monkeypatch, "e\n{not json\ne\n[1]\nwhat?\na\na\n")
     assert code == 0
-    assert "the parameters must be a JSON object" in err
+    assert "the new parameters must be a JSON object" in err
     assert err.count("[a]pprove") == 5
 
 

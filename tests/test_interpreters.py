@@ -585,7 +585,8 @@ def test_a_dead_branch_adds_no_message(run: Runner) -> None:
     result = run(plan, context, mocks=mocks)
     assert [m["type"] for m in result.context.to_json()] == ["input", "data", "data"]
     reason = next(c.reason for c in result.calls if c.call == 2)
-    assert reason == "dead branch: †state.error was not written"
+    assert reason == ("dead branch: †state.error was not written (call 0 (processPayment) took "
+                      "†state.receipt instead)")
 
 
 # -- results that are not JSON ----------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
+from obelisk.agent.sizes import MAX_REQUEST_BYTES, request_too_large
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
@@ -41,13 +42,17 @@ class LLMLatent:
 
     ``plan`` is the tick's plan, ``context`` the context the tick started with (the
     parent context the sub-request renders), ``transcript`` the loop's index of it.
-    :attr:`usage` adds up the tokens the sub-requests cost. One executor per tick.
+    :attr:`usage` adds up the tokens the sub-requests cost. A sub-request over
+    ``max_bytes`` is not sent: the call fails with ``RequestTooLarge``. One executor per
+    tick.
     """
 
     def __init__(self, llm: LLM, plan: CompiledPlan, context: Context,
                  transcript: Transcript | None = None, *,
-                 on_usage: Callable[[Usage], None] | None = None) -> None:
+                 on_usage: Callable[[Usage], None] | None = None,
+                 max_bytes: int = MAX_REQUEST_BYTES) -> None:
         self.llm = llm
+        self.max_bytes = max_bytes  # the largest sub-request sent
         self.on_usage = on_usage  # told each answer's cost (a journal records it)
         self.plan = plan
         self.context = context
@@ -63,6 +68,9 @@ class LLMLatent:
         alternatives = alternatives_of(self.plan, invocation.node)
         request = build_latent_request(self.context, invocation.call, invocation.tool,
                                        alternatives=alternatives, transcript=self.transcript)
+        too_large = request_too_large(request, self.max_bytes, "the call's sub-request")
+        if too_large is not None:  # not sent: the call fails, as an activity's failure
+            return Raised("RequestTooLarge", too_large)
         reply = await self.llm.latent(request)
         self.usage = self.usage + reply.usage
         if self.on_usage is not None:

@@ -36,7 +36,7 @@ from obelisk.agent.budget import Budgets, Spending, metered
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
 from obelisk.agent.judging import Validators
-from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
+from obelisk.agent.options import MAX_REQUEST_BYTES, MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
@@ -65,11 +65,12 @@ async def run_agent(
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
     refresh: Refresh | None = None, interpreter: Offload | None = None,
-    budgets: Budgets | None = None,
+    budgets: Budgets | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
     _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
-    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
-    out of ticks. ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
+    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or ticks out.
+
+    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
     (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
     the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
     plan message's mode, else eager); ``approve`` asked before each call as in a plain
@@ -86,8 +87,9 @@ async def run_agent(
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
     asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``:
     activities run elsewhere (a DaskInterpreter); ``budgets`` what the run and its delegates
-    may spend together (:mod:`obelisk.agent.budget`). Raises :class:`AgentError` for bad
-    options and :class:`obelisk.ToolError` for a bad tool.
+    may spend together (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each
+    request (:mod:`obelisk.agent.sizes`). Raises :class:`AgentError` for bad options and
+    :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
     llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
@@ -104,7 +106,8 @@ async def run_agent(
         observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
                               llm.spending),
-        stream=stream, refresh=refresh, interpreter=interpreter)
+        stream=stream, refresh=refresh, interpreter=interpreter,
+        max_request_bytes=max_request_bytes)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(

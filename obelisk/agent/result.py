@@ -33,13 +33,17 @@ class PlanOutcome:
     """How one call of a tick's plan ended, as the plan message records it.
 
     ``outcome`` is ``executed``, ``skipped``, ``failed``, ``invalid``, ``denied`` or
-    ``cancelled``; ``error`` the type of the error the call added, if any.
+    ``cancelled``; ``error`` the type of the error the call added, if any; ``reason`` why
+    a skipped call was skipped (§8.2 step 5: the reference without a value and who wrote
+    it, or what its writer did instead) or a denied one denied (the reviewer's reason),
+    None for any other outcome.
     """
 
     call: int
     instance: str | None
     outcome: str
     error: str | None = None
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The outcome's entry in the plan message."""
@@ -47,6 +51,8 @@ class PlanOutcome:
                                "outcome": self.outcome}
         if self.error is not None:
             out["error"] = self.error
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 

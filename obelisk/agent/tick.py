@@ -25,6 +25,7 @@ from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
+from obelisk.agent.sizes import data_too_large, request_too_large
 from obelisk.agent.stream import StreamedRun, run_streamed
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
@@ -56,9 +57,16 @@ async def tick(state: TickState, number: int, mode: Mode,
     """One tick; returns the new loop state, the tick, and how the run ends (if it does)."""
     context = state.context
     state = evolve(state, transcript=state.transcript.advance(context))
+    what, limit = f"the request for tick {number}", options.max_request_bytes
+    too_large = data_too_large(context, state.transcript.blocks, limit, what)
+    if too_large is not None:  # measured before it is rendered
+        return _not_sent(state, number, too_large)
     request = build_request(context, tools=options.tools, output_schema=options.output_schema,
                             mode=mode, activity_names=options.activities.keys(),
                             transcript=state.transcript)
+    too_large = request_too_large(request, limit, what)
+    if too_large is not None:
+        return _not_sent(state, number, too_large)
     if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)
@@ -84,8 +92,8 @@ async def tick(state: TickState, number: int, mode: Mode,
     if calls:
         ran = await run_calls(calls, context, state.transcript, number, solution, mode, ran,
                               options, judge)
-        if ran.rejected is not None:
-            return _ended(state, number, solution, ran.usage, [ran.rejected])
+        if ran.rejected is not None:  # its Denied error, then the plan all denied
+            return _ended(state, number, solution, ran.usage, [ran.rejected], ran)
         if ran.cancelled:
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=_cancelled(number))
@@ -111,6 +119,14 @@ def _asked(options: Options, number: int, request: Request, *, replayed: bool) -
 def recordable(answer: Any) -> Any:
     """An answer as a journal records it (an unusable one as its JSON form)."""
     return answer.to_json() if isinstance(answer, Unusable) else answer
+
+
+def _not_sent(state: TickState, number: int, problem: str) -> tuple[TickState, Tick, End]:
+    """A request over ``max_request_bytes`` is not sent: a ``RequestTooLarge`` error, and
+    the run ends ``failed`` (the LLM cannot be asked for the next step)."""
+    context = state.context.append(error_message("RequestTooLarge", problem))
+    return (evolve(state, context=context), Tick(number, None, errors=pvector(["RequestTooLarge"])),
+            (AgentStatus.FAILED, None, problem))
 
 
 def _no_progress() -> dict[str, Any]:
@@ -175,7 +191,7 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             options.observer(CallStarted(number, call, seen, is_open))
 
     latent = LLMLatent(options.llm, compile_part([], True), context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
     _asked(options, number, request, replayed=bool(journal.steps))

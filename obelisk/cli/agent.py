@@ -1,7 +1,7 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--max-requests N] [--max-tokens N] [--max-delegates N] [--stream]
-[--delegate-root DIR] [--json]
+[--max-ticks N] [--max-requests N] [--max-tokens N] [--max-delegates N]
+[--max-request-bytes N] [--stream] [--delegate-root DIR] [--json]
 [--journal RUN.db [--run ID] [--durability sync|batch]]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
@@ -54,16 +54,18 @@ from obelisk.agent import (
     Budgets,
     CallStarted,
     Delegated,
+    EditPlan,
     Ran,
     RejectPlan,
     TickEnded,
-    run_agent_sync,
+    run_agent,
 )
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_agent as dask_agent
+from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -71,9 +73,10 @@ from obelisk.cli.mcp import (
     approval_for,
     servers_for,
 )
+from obelisk.cli.review import review, reviewer
 from obelisk.cli.run import add_journal_arguments, open_journal
 from obelisk.cli.safe import inert, json_text
-from obelisk.cli.terminal import _prompt, terminal_approval
+from obelisk.cli.terminal import terminal_approval
 from obelisk.jsonio import InputError, load_json
 from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
@@ -101,6 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="at most N tokens, delegates included (default 2,000,000)")
     parser.add_argument("--max-delegates", type=int, metavar="N",
                         help="at most N delegates running at once (default 16)")
+    parser.add_argument("--max-request-bytes", type=int, metavar="N",
+                        help="the largest request sent to the LLM (default 8 MiB)")
     parser.add_argument("--stream", action="store_true",
                         help="stream each solution: start calls while the rest arrive")
     parser.add_argument("--delegate-root", metavar="DIR",
@@ -185,14 +190,18 @@ def plan_shown(out: TextIO) -> Any:
 
 
 def plan_prompt(err: TextIO) -> Any:
-    """Lazy mode at the terminal: show each compiled plan, then approve or reject it."""
+    """Lazy mode at the terminal: show each compiled plan, then approve it, edit its calls
+    (compiled again before they run) or reject it with a reason; each verdict says who."""
+    who = reviewer()
 
     def ask(plan: CompiledPlan) -> Any:
         _show_plan(plan, err)
-        answer = _prompt(err, "[a]pprove or [r]eject the plan? ").strip().lower()[:1]
-        if answer in ("a", "y"):
-            return ApprovePlan()
-        return RejectPlan("rejected at the terminal" if answer else "no answer (end of input)")
+        calls = [thaw(call) for call in plan.calls]
+        return review(err, "[a]pprove, [e]dit, [r]eject the plan? ",
+                      (calls, "calls", list),
+                      (lambda: ApprovePlan(by=who), lambda edited: EditPlan(edited, by=who),
+                       lambda reason: RejectPlan(reason, by=who)),
+                      rejected="rejected at the terminal")
 
     return ask
 
@@ -211,8 +220,9 @@ def tick_printer(out: TextIO) -> Any:
                     where = "" if call.instance is None else f" [{inert(call.instance)}]"
                     error = f" ({inert(call.error)})" if call.error else ""
                     tool = "(no _tool)" if call.tool is None else inert(str(call.tool))
+                    why = f": {inert(call.reason)}" if call.outcome == "skipped" else ""
                     print(f"  call {call.call} {tool}{where}: "
-                          f"{call.outcome}{error}", file=out)
+                          f"{call.outcome}{error}{why}", file=out)
             case CallStarted(call=call, seen=seen, open=is_open):
                 state = "the solution still arriving" if is_open else "the solution complete"
                 print(f"  call {call} started ({seen} call(s) arrived, {state})", file=out)
@@ -258,6 +268,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     }
     if args.stream:
         options["stream"] = True
+    if args.max_request_bytes is not None:
+        options["max_request_bytes"] = _positive("--max-request-bytes", args.max_request_bytes)
     if args.delegate_root is not None:
         root = pathlib.Path(args.delegate_root)
         if not root.is_dir():
@@ -277,15 +289,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options["observer"] = tick_printer(out)
         if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
+    stops = Interrupts(err)
     if args.journal:
         run_id = args.run_id or uuid.uuid4().hex
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
-            result = _run_agent(context, llm, options, args)
+            result = _run_agent(context, llm, options, args, stops)
     else:
-        result = _run_agent(context, llm, options, args)
-    return print_result(result, args.json, out)
+        result = _run_agent(context, llm, options, args, stops)
+    return stops.exit_code(print_result(result, args.json, out), out)
 
 
 def budgets_of(args: argparse.Namespace) -> Budgets:
@@ -300,13 +313,23 @@ def budgets_of(args: argparse.Namespace) -> Budgets:
     return Budgets(**{name: value for name, value in given.items() if value is not None})
 
 
+def _positive(flag: str, value: int) -> int:
+    if value < 1:
+        raise InputError(f"{flag} must be a positive number of bytes, got {value}")
+    return value
+
+
 def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
-               args: argparse.Namespace) -> AgentResult:
+               args: argparse.Namespace, stops: Interrupts) -> AgentResult:
+    """The agent run, Ctrl-C and SIGTERM stopping it (:mod:`obelisk.cli.interrupt`)."""
     where = args.file
     try:
         if args.interpreter == "dask":
             return dask_agent(args, context, llm, options)
-        return run_agent_sync(context, llm, **options)
+        if options.get("activities"):  # so the terminal can say which still run
+            options["activities"] = {name: stops.wrap(name, fn)
+                                     for name, fn in options["activities"].items()}
+        return stops.run_async(lambda: run_agent(context, llm, **options))
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None
 

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent",
-                          "requests", "max_delegate_depth"})
+                          "requests", "max_delegate_depth", "reviews"})
 VECTOR_FIELDS = frozenset(
     {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
 )

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from obelisk import Context
 from obelisk.jsonio import InputError, dumps
 from obelisk.kit import local
-from obelisk.kit.protocol import Op, failure_of
+from obelisk.kit.protocol import Op, failure_of, review_problems
 
 #: What a ``{"failure": ""}`` answer fails with (an empty problem would read as nothing).
 _NO_MESSAGE = 'the implementation answered {"failure": ""}: no answer, and no message'
@@ -235,6 +235,7 @@ def agent_problems(vector: Mapping[str, Any]) -> list[str]:
     latent = vector.get("latent", {})
     if not isinstance(latent, Mapping) or not all(isinstance(v, list) for v in latent.values()):
         problems.append('"latent" must map tool names to arrays of answers')
+    problems += review_problems(vector.get("reviews", []))
     expect = vector.get("expect")
     if not isinstance(expect, Mapping):
         return [*problems, 'an agent vector needs an "expect" object']
@@ -262,7 +263,7 @@ def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> li
                "mode": vector.get("mode", "eager"), "max_ticks": vector.get("max_ticks", 25),
                "solutions": vector.get("solutions"), "latent": vector.get("latent", {}),
                "mocks": vector.get("mocks", {})}
-    for key in ("requests", "max_delegate_depth"):  # delegates: sent only when given
+    for key in ("requests", "max_delegate_depth", "reviews"):  # sent only when given
         if key in vector:
             request[key] = vector[key]
     response = implementation.ask(request)

@@ -141,12 +141,34 @@ def answer_agent(request: Mapping[str, Any], *, stream: bool = False) -> dict[st
                 tools=request.get("tools") or (), output_schema=request.get("output_schema"),
                 mode=request.get("mode"), max_ticks=request.get("max_ticks") or 25,
                 mocks=mocks, latent_tools=latent.keys(), delegate_root=root,
-                max_delegate_depth=request.get("max_delegate_depth", 8), stream=stream)
+                max_delegate_depth=request.get("max_delegate_depth", 8), stream=stream,
+                on_plan=reviewer(request.get("reviews")))
         except (MessageError, ToolError, MockError, PlanError, InputError) as exc:
             return {"failure": f"the agent cannot run: {exc}"}
     return {"status": result.status.value, "ticks": len(result.ticks),
             "output": result.output, "views": views(result.context),
             "errors": agent_errors(result)}
+
+
+def reviewer(reviews: list[Any] | None) -> Any:
+    """The ``on_plan`` hook of an agent vector's ``reviews``: each compiled plan gets the
+    next verdict (``"approve"``, ``{"reject": reason}``, ``{"edit": calls}``); a plan past
+    the list is approved, and without ``reviews`` there is no hook (every plan runs)."""
+    from obelisk.agent import ApprovePlan, EditPlan, RejectPlan
+
+    if reviews is None:
+        return None
+    verdicts = iter(reviews)
+
+    def review(plan: Any) -> Any:
+        verdict = next(verdicts, "approve")
+        if isinstance(verdict, Mapping) and "reject" in verdict:
+            return RejectPlan(verdict["reject"], by="the vector's reviewer")
+        if isinstance(verdict, Mapping):
+            return EditPlan(list(verdict["edit"]), by="the vector's reviewer")
+        return ApprovePlan(by="the vector's reviewer")
+
+    return review
 
 
 def _save_requests(root: pathlib.Path, requests: Mapping[str, Any]) -> None:

@@ -62,7 +62,7 @@ def test_the_self_correcting_example_shows_the_error_fed_back() -> None:
 def test_the_lazy_example_shows_the_plan_and_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = example("lazy-approve", "--approve", stdin="a\n", monkeypatch=monkeypatch)
     assert code == 0
-    assert "the plan:" in err and "[a]pprove or [r]eject" in err
+    assert "the plan:" in err and "[a]pprove, [e]dit, [r]eject the plan?" in err
     assert "sorry" in out
 
 
