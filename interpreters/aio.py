@@ -35,13 +35,13 @@ from attrs import frozen
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import Activity, outcome_of_exception, outcome_of_thread
+from obelisk.interpreters.activities import Activity, outcome_of_exception
 from obelisk.interpreters.calls import Invocation, started
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
 from obelisk.interpreters.eager import Resumed, start_eagerly
-from obelisk.interpreters.events import Cancelled, Finished, Status, Waiting
+from obelisk.interpreters.events import Cancelled, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.gates import Approver, approval, within
 from obelisk.interpreters.lingering import LINGERING, Lingering
@@ -50,6 +50,7 @@ from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
+from obelisk.interpreters.stopping import kept, stop_tasks
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
@@ -175,38 +176,18 @@ async def _stopped(run: _Run, exc: BaseException) -> RunResult:
     """The run cancelled, or stopped by an approval hook's error or an activity's
     KeyboardInterrupt/SystemExit: no task may outlive the run, so every running activity
     is cancelled and awaited before the cancelled result is returned or ``exc`` raised."""
-    run.stopping = run.lingering.stopping = True
-    await _stop_tasks(run)
+    run.stopping = True
+    await stop_tasks(run.lingering, run.tasks.values())
     if not isinstance(exc, asyncio.CancelledError):
         raise exc
-    late = list(run.finished)
+    late: list[tuple[int, Outcome | Abort]] = list(run.finished)
     run.finished.clear()
-    status = run.state.status
-    waited = tuple(n for n in sorted(run.lingering.threads) if status[n] is Status.RUNNING)
-    if waited:  # plain activities still running: their outcomes are kept
-        if run.tell is not None:
-            run.tell(Waiting(waited))
-        for node, done in (await run.lingering.finished(waited)).items():
-            late.append((node, await outcome_of_thread(done)))
+    # plain activities still running: their outcomes are kept
+    late.extend(await kept(run.lingering, run.state.status, run.tell))
     _settle(run, [item for item in late if not isinstance(item[1], Abort)], advancing=False)
     if run.tell is not None:
         run.tell(Cancelled())
     return finish(cancel(run.state), cancelled=True)  # finished results are kept
-
-
-async def _stop_tasks(run: _Run) -> None:
-    """Cancel every running task and wait until all have ended. A cancel that arrives
-    meanwhile (the caller cancelling again) does not cut the wait short: the run still
-    returns its cancelled result, with no task left behind."""
-    tasks = list(run.tasks.values())
-    for task in tasks:
-        task.cancel()
-    while True:
-        try:
-            await asyncio.gather(*tasks, return_exceptions=True)
-            return
-        except asyncio.CancelledError:
-            continue  # the gather was cancelled; the tasks were told already, wait again
 
 
 def _start(run: _Run, invocation: Invocation) -> None:
