@@ -7,11 +7,11 @@ outcome must not be dropped: the run keeps it, writes it to the context and tell
 observer (a journal records it), and a resume never runs the call again.
 
 So a run being cancelled waits for the threads of its running calls. :class:`Lingering`
-holds them: the run's loop makes one per run and puts it in :data:`LINGERING` (tasks
-inherit it); :func:`threaded` runs an activity in a thread and, when it is cancelled,
+holds them: the run's loop (the asyncio interpreter's, or an agent's streamed tick's)
+makes one per run and puts it in :data:`LINGERING` (tasks inherit it); :func:`threaded` runs an activity in a thread and, when it is cancelled,
 leaves its thread there until it ends. A run that stops then tells its observer
 :class:`~obelisk.interpreters.events.Waiting` and waits for the threads of the calls still
-running; a second cancel abandons the waits, and the calls abandoned stay started without
+running (:mod:`obelisk.interpreters.stopping`); a second cancel abandons the waits, and the calls abandoned stay started without
 an outcome (cancelled in the result, run again on a resume). A cancel that is not the run
 stopping (a call's ``timeout=``) drops the thread's outcome as before: the call has its
 ``Timeout`` and is no longer running.

@@ -151,22 +151,37 @@ def _agent(tmp_path: pathlib.Path, *script: object) -> list[str]:
     return ["agent", "agent.json", "--activities", "interrupt_activities:ACTIVITIES"]
 
 
+def _journal_kinds(tmp_path: pathlib.Path, run_id: str) -> list[tuple[RecordKind, int | None]]:
+    with Journal.open(tmp_path / "run.db") as opened:
+        return [(r.kind, r.node) for r in opened.records(run_id)]
+
+
+def _resumed(tmp_path: pathlib.Path, *script: object) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "rest.json").write_text(json.dumps(list(script)))
+    return subprocess.run([sys.executable, "-m", "obelisk", "resume", "run.db", "--llm",
+                           "script:rest.json", "--activities",
+                           "interrupt_activities:ACTIVITIES"], cwd=tmp_path,
+                          env=_env(tmp_path, 0), capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_agent_ctrl_c_keeps_the_refund_and_a_resume_does_not_repeat_it(
-        tmp_path: pathlib.Path) -> None:
+        tmp_path: pathlib.Path, stream: bool) -> None:
+    # Before the fix a streamed tick (--stream) was cancelled as a whole: the refund,
+    # finished in its worker thread, was dropped (no outcome in the journal, no waiting
+    # line), and the resume refunded again.
     args = [*_agent(tmp_path, REFUND_THEN_NOTIFY, DONE), "--llm", "script:script.json",
-            "--journal", "run.db", "--run", "a1"]
+            *(["--stream"] if stream else []), "--journal", "run.db", "--run", "a1"]
     done = _interrupted(tmp_path, args, [signal.SIGINT], delay=1.5)
     assert done.returncode == 130, done.stderr
     assert WAITING in done.stderr and "Traceback" not in done.stderr
     assert "call 0 refundOrder: executed" in done.stdout
     assert "cancelled: cancelled during tick 1" in done.stdout
     assert _counted(tmp_path) == ["refundOrder"]
-    (tmp_path / "rest.json").write_text(json.dumps([DONE]))  # tick 1 is not asked again
-    again = subprocess.run([sys.executable, "-m", "obelisk", "resume", "run.db", "--llm",
-                            "script:rest.json", "--activities",
-                            "interrupt_activities:ACTIVITIES"], cwd=tmp_path,
-                           env=_env(tmp_path, 0), capture_output=True, text=True, timeout=60,
-                           check=False)
+    kinds = _journal_kinds(tmp_path, "a1")
+    assert kinds.index((RecordKind.FINISH, 0)) < kinds.index((RecordKind.CANCEL, None))
+    again = _resumed(tmp_path, DONE)  # tick 1 is not asked again
     assert again.returncode == 0, again.stderr + again.stdout
     assert 'output: "sent"' in again.stdout
     assert _counted(tmp_path) == ["refundOrder", "notify"]  # the refund was not repeated
@@ -217,3 +232,22 @@ def test_ctrl_c_stops_an_asyncio_dry_run_with_130(tmp_path: pathlib.Path) -> Non
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+# -- obelisk agent --stream ------------------------------------------------------------------
+
+
+def test_agent_stream_ctrl_c_twice_abandons_the_refund(tmp_path: pathlib.Path) -> None:
+    args = [*_agent(tmp_path, REFUND_THEN_NOTIFY, DONE), "--llm", "script:script.json",
+            "--stream", "--journal", "run.db", "--run", "s2"]
+    done = _interrupted(tmp_path, args, [signal.SIGINT, signal.SIGINT], delay=30)
+    assert done.returncode == 130, done.stderr
+    assert WAITING in done.stderr and "Traceback" not in done.stderr
+    assert "call 0 refundOrder: cancelled" in done.stdout
+    assert "cancelled: cancelled during tick 1" in done.stdout
+    assert _counted(tmp_path) == []  # it never finished: the process did not wait 30 s
+    kinds = _journal_kinds(tmp_path, "s2")
+    assert (RecordKind.INVOKE, 0) in kinds and (RecordKind.FINISH, 0) not in kinds  # §8.7
+    again = _resumed(tmp_path, DONE)
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert _counted(tmp_path) == ["refundOrder", "notify"]  # run again: it never finished

@@ -113,7 +113,7 @@ class StreamJournal(Protocol):
         its ``Interrupted`` outcome (an at-most-once call that was running at the stop)."""
 
     def finished(self, event: RunEvent) -> None:
-        """A call's outcome (a Finished event)."""
+        """A call's outcome (a Finished event), or the tick's cancellation (Cancelled)."""
 
     def closed(self, solution: Any, usage: Usage) -> None:
         """The stream ended: the whole solution and what it cost."""

@@ -24,7 +24,10 @@ fast stream costs one compile, not one per call. A transport failure after calls
 keeps their outcomes and writes in the result (:attr:`StreamedRun.failure`). An
 activity's ``CancelledError`` or other ``Exception`` is its outcome; a
 ``KeyboardInterrupt`` or ``SystemExit`` stops the tick and is raised again, every other
-call cancelled and awaited first (§9 "Exceptions").
+call cancelled and awaited first (§9 "Exceptions"). Cancelling the tick stops it as an
+asyncio run stops (:mod:`obelisk.interpreters.stopping`): the plain activities still
+running in worker threads are waited for and keep their outcomes (recorded in the
+journal), a second cancel abandons them, and the tick's result is ``cancelled``.
 
 Every rule of running a call is the machine's; this module only feeds it calls as they
 arrive and runs what it hands back, as the asyncio interpreter does.
@@ -58,12 +61,15 @@ from obelisk.interpreters.activities import OUTCOMES, outcome_of_exception
 from obelisk.interpreters.admission import admit, close
 from obelisk.interpreters.aio import _cancel_requested
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.events import Finished, RunStatus
+from obelisk.interpreters.cancel import cancel
+from obelisk.interpreters.events import Cancelled, Finished, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
 from obelisk.interpreters.gates import Approver, approval, within
+from obelisk.interpreters.lingering import LINGERING, Lingering
 from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
+from obelisk.interpreters.stopping import kept, stop_tasks
 from obelisk.llm.answers import MAX_ANSWER_DEPTH, Unusable, depth_over
 from obelisk.llm.base import LLMError, StreamedCall, StreamedOutput, StreamItem
 
@@ -97,28 +103,35 @@ async def run_streamed(
     initial = compile_part([], True)
     run = Streamed(begin(initial, context, isolate_invalid=True, open=True), timeout,
                    NoStreamJournal() if journal is None else journal, compile_part, judge)
-    if run.journal.steps:
-        replayed = replay_tick(run, initial, context, run.journal.steps, on_plan,
-                               approvals=approve is not None)
-        if run.open:
-            run.queue.put_nowait((Arrival.OUTPUT, StreamedOutput(None)))
-            run.queue.put_nowait((Arrival.CLOSED, None))
-        reader: asyncio.Task[None] | None = None
-        await _pick_up(run, replayed, registry, approve)
-    else:
-        reader = asyncio.create_task(_read(items, run.queue))
+    lingering = Lingering()  # the threads of plain activities a cancel waits for
+    token = LINGERING.set(lingering)  # the tick's tasks inherit it
+    reader: asyncio.Task[None] | None = None
+    cancelled = False
     try:
+        if run.journal.steps:
+            replayed = replay_tick(run, initial, context, run.journal.steps, on_plan,
+                                   approvals=approve is not None)
+            if run.open:
+                run.queue.put_nowait((Arrival.OUTPUT, StreamedOutput(None)))
+                run.queue.put_nowait((Arrival.CLOSED, None))
+            await _pick_up(run, replayed, registry, approve)
+        else:
+            reader = asyncio.create_task(_read(items, run.queue))
         await _loop(run, registry, clock, approve, on_plan, on_start)
-    except BaseException:
-        waiting = [*run.tasks.values(), *([reader] if reader is not None else [])]
-        for task in waiting:
-            task.cancel()
-        await asyncio.gather(*waiting, return_exceptions=True)
-        raise
-    if reader is not None:
+    except BaseException as exc:
+        await _stopped(run, lingering, reader, exc, clock)  # raises exc unless cancelled
+        cancelled = True
+    finally:
+        LINGERING.reset(token)
+    if reader is not None and not cancelled:
         await reader
-    result = finish(run.state)
-    if run.invalid is not None or run.failure is not None:
+    return _result(run, cancelled=cancelled)
+
+
+def _result(run: Streamed, *, cancelled: bool) -> StreamedRun:
+    """What the tick gave (``cancelled``: the tick was cancelled, see :func:`_stopped`)."""
+    result = finish(run.state, cancelled=cancelled)
+    if (run.invalid is not None or run.failure is not None) and not cancelled:
         # calls never started are not cancelled by anyone: they never ran
         result = evolve(result, status=RunStatus.COMPLETED)
     answer = run.answer if run.answer is not None else {"calls": list(run.calls),
@@ -126,6 +139,28 @@ async def run_streamed(
     return StreamedRun(result, tuple(run.calls), run.output, run.usage, tuple(run.late),
                        run.invalid, tuple(run.arrived), dict(run.started), run.failure,
                        answer)
+
+
+async def _stopped(run: Streamed, lingering: Lingering, reader: asyncio.Task[None] | None,
+                   exc: BaseException, clock: Callable[[], str]) -> None:
+    """The tick cancelled, or stopped by an activity's KeyboardInterrupt or SystemExit (or
+    the approval hook's error), as an asyncio run stops (:mod:`obelisk.interpreters.
+    stopping`): every task cancelled and awaited, then ``exc`` raised again, or, for the
+    tick's cancellation, the outcomes that finished meanwhile kept (the plain activities
+    still running waited for), the rest cancelled (a second cancel abandons the wait)."""
+    await stop_tasks(lingering, [*run.tasks.values(), *([reader] if reader else [])])
+    if not isinstance(exc, asyncio.CancelledError):
+        raise exc
+    late = []
+    while not run.queue.empty():  # outcomes told before the cancel reached the loop
+        what, value = run.queue.get_nowait()
+        if what is Arrival.DONE:
+            late.append(value)
+    late.extend(await kept(lingering, run.state.status, None))
+    for node, outcome in sorted(late, key=lambda item: item[0]):
+        _told(run, Arrival.DONE, (node, outcome), clock)
+    run.journal.finished(Cancelled())
+    run.state = cancel(run.state)
 
 
 class Arrival(enum.Enum):

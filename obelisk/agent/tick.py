@@ -244,9 +244,10 @@ def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: U
                       end=(AgentStatus.FAILED, None, str(failure)))
     if streamed.invalid is not None:
         errors.append(streamed.invalid)
-        return _ended(after, number, solution, usage, errors, ran)
-    if ran.cancelled:
+    if ran.cancelled:  # what finished is kept; the run ends here
         return _ended(after, number, solution, usage, errors, ran, end=_cancelled(number))
+    if streamed.invalid is not None:
+        return _ended(after, number, solution, usage, errors, ran)
     return _conclude(state, number, solution, streamed.output, ran, errors)
 
 

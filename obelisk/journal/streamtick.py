@@ -83,7 +83,8 @@ class StreamTick:
         return None
 
     def finished(self, event: RunEvent) -> None:
-        """Record a call's outcome (and its date), on disk before the run goes on."""
+        """Record a call's outcome (and its date), or the tick's cancellation, on disk
+        before the run goes on."""
         self.run.recorder(event)
 
     def closed(self, solution: Any, usage: Usage) -> None:
