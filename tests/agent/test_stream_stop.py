@@ -46,15 +46,17 @@ class Shop:
         self.done.append("notify")
         return "sent"
 
-    def run(self, solutions: list[Any], **more: Any) -> Any:
-        return run_agent([{"type": "text", "text": "refund order 42"}], ScriptedLLM(solutions),
+    def run(self, solutions: list[Any], delays: Any = 0.0, **more: Any) -> Any:
+        return run_agent([{"type": "text", "text": "refund order 42"}],
+                         ScriptedLLM(solutions, delays=delays),
                          tools=TOOLS, activities={"refund": self.refund, "notify": self.notify},
                          clock=lambda: DATE, stream=True, **more)
 
 
 async def _cancelled(shop: Shop, times: int, **more: Any) -> AgentResult:
-    """Run tick 1 (refund, then notify), cancel it ``times`` while the refund runs, then
-    let the refund end; the run's result."""
+    """Run tick 1 (refund, then notify), cancel it ``times`` while the refund runs, and
+    let the refund end (after the run returned, when it was cancelled twice); the run's
+    result."""
     return await _cancelled_with(shop, [REFUND_THEN_NOTIFY, DONE], times, **more)
 
 
@@ -65,9 +67,12 @@ async def _cancelled_with(shop: Shop, solutions: list[Any], times: int = 1,
         await asyncio.sleep(0.01)
     for _ in range(times):
         task.cancel()
-        await asyncio.sleep(0.05)  # the cancel reaches the tick, which waits for the thread
+        await asyncio.sleep(0.1)  # the cancel reaches the tick, which waits for the thread
+    if times == 1:
+        assert not task.done()  # a plain activity cannot be interrupted: the tick waits
+        shop.release.set()
+    result: AgentResult = await task  # a second cancel does not wait for the refund
     shop.release.set()
-    result: AgentResult = await task
     return result
 
 
@@ -114,3 +119,20 @@ def test_a_cancel_ends_the_run_when_the_solution_was_found_invalid() -> None:
     assert task_result.status is AgentStatus.CANCELLED and len(task_result.ticks) == 1
     assert task_result.ticks[0].errors == ["InvalidSolution"]
     assert resolve(task_result.context, "†state.refund") == {"refunded": 5}
+
+
+def test_a_tick_cancelled_while_its_solution_arrives_keeps_the_refund(
+        tmp_path: pathlib.Path) -> None:
+    # notify would arrive 5 s later: the cancel cuts the stream, the refund is kept, and
+    # the resumed tick goes on with the calls recorded (a null output); tick 2 plans the
+    # rest.
+    shop = Shop()
+    notify_then_done = {"calls": REFUND_THEN_NOTIFY["calls"][1:], "output": "†state.note"}
+    with Journal.open(tmp_path / "run.db") as journal:
+        first = asyncio.run(_cancelled_with(shop, [REFUND_THEN_NOTIFY], journal=journal,
+                                            run_id="a1", delays=[0, 5]))
+        assert first.status is AgentStatus.CANCELLED
+        assert [o.outcome.value for o in first.ticks[0].outcomes] == ["executed"]
+        again = asyncio.run(shop.run([notify_then_done], journal=journal, run_id="a1"))
+    assert again.status is AgentStatus.COMPLETED and again.output == "sent"
+    assert shop.done == ["refund", "notify"]
