@@ -70,26 +70,20 @@ async def run_agent(
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or ticks out.
 
-    ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
-    (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
-    the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
-    plan message's mode, else eager); ``approve`` asked before each call as in a plain
-    run; ``on_plan`` shown each compiled plan in lazy mode (returns a
+    ``context`` the initial context; ``llm`` the adapter; ``tools`` schemas passed in (before
+    the context's ``tool`` messages); ``activities`` by name; ``output_schema`` the output's
+    schema; ``mode`` ``eager``/``lazy`` (default: the newest plan message's, else eager);
+    ``approve`` asked before each call; ``on_plan`` shown each plan in lazy mode (returns a
     :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
-    :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
-    activity is called; ``latent_tools`` then names the latent tools the LLM still
-    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`);
-    ``delegate_root`` the folder of saved requests that ``_delegate`` names, and
-    ``max_delegate_depth`` how deep delegates may nest (:mod:`obelisk.agent.delegate`);
-    ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
-    has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
-    :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``:
-    activities run elsewhere (a DaskInterpreter); ``budgets`` what the run and its delegates
-    may spend together (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each
-    request (:mod:`obelisk.agent.sizes`). Raises :class:`AgentError` for bad options and
-    :class:`obelisk.ToolError` for a bad tool.
+    :func:`obelisk.run_async`; ``mocks`` makes every tick a dry run (``latent_tools``: the
+    latent tools the LLM still answers, None: all); ``observer`` follows the run
+    (:data:`AgentEvent`); ``delegate_root``, ``max_delegate_depth``: delegates
+    (:mod:`obelisk.agent.delegate`); ``stream`` starts calls as they arrive
+    (:mod:`obelisk.agent.stream`); ``journal`` records the run under ``run_id`` (docs/durable.md);
+    ``refresh`` gives new tools before each tick (:data:`Refresh`); ``interpreter`` runs
+    activities elsewhere (a DaskInterpreter); ``budgets`` bound what the run and its delegates
+    spend (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each request
+    (:mod:`obelisk.agent.sizes`). Raises :class:`AgentError` (bad options), ToolError.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
     llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
