@@ -47,6 +47,7 @@ from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
+from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
@@ -313,6 +314,7 @@ async def run_async(
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
     trace: bool | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
 
@@ -321,6 +323,19 @@ async def run_async(
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = async_activity_invoker(compiled, activities or {}, latent)
-    return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
-                             max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer, max_value_nodes=max_value_nodes, trace=trace)
+    emitter = emitter_for(on_event)
+    if emitter is None:  # nobody watches: no event is made
+        return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
+                                 max_concurrency=max_concurrency, timeout=timeout,
+                                 observer=observer, max_value_nodes=max_value_nodes,
+                                 trace=trace)
+    follower = PlanFollower(emitter, compiled, ctx, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes)) as ending:
+        result = await drive_async(
+            compiled, ctx, follower.wrap_async(invoke), approve, clock_of(clock),
+            max_concurrency=max_concurrency, timeout=timeout,
+            observer=joined(observer, follower), max_value_nodes=max_value_nodes,
+            trace=traced(trace, observer))
+        follower.end()
+        ending["status"] = result.status.value
+    return result

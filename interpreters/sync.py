@@ -26,6 +26,7 @@ from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
+from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
 
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
@@ -105,6 +106,7 @@ def run_sync(
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
     trace: bool | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
 
@@ -115,9 +117,20 @@ def run_sync(
     run event. A result, written value or resolved call of more than ``max_value_nodes``
     JSON values (default ``MAX_VALUE_NODES``, 250,000) fails its call with
     ``ValueTooLarge``. ``trace`` records the result's trace, one line per step (the
-    default, None, records it when an ``observer`` follows the run). Returns a RunResult.
+    default, None, records it when an ``observer`` follows the run). ``on_event`` is given
+    the run's typed events (docs/observability.md). Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
-    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
-                      max_value_nodes=max_value_nodes, trace=trace)
+    emitter = emitter_for(on_event)
+    if emitter is None:  # nobody watches: no event is made
+        return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
+                          max_value_nodes=max_value_nodes, trace=trace)
+    follower = PlanFollower(emitter, compiled, ctx, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes)) as ending:
+        result = drive_sync(compiled, ctx, follower.wrap_sync(invoke), approve,
+                            clock_of(clock), joined(observer, follower),
+                            max_value_nodes=max_value_nodes, trace=traced(trace, observer))
+        follower.end()
+        ending["status"] = result.status.value
+    return result

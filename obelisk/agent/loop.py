@@ -47,6 +47,7 @@ from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE
 from obelisk.interpreters.mocks import check_mocks
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.llm.base import LLM
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
@@ -63,7 +64,7 @@ async def run_agent(
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
-    refresh: Refresh | None = None,
+    refresh: Refresh | None = None, on_event: EventSink | None = None,
     _chain: tuple[str, ...] = (),
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
@@ -84,7 +85,8 @@ async def run_agent(
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`). Raises
+    asked before each tick for new tools and activities (:data:`Refresh`); ``on_event`` is
+    given the run's typed events (docs/observability.md). Raises
     :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
@@ -103,12 +105,17 @@ async def run_agent(
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream, refresh=refresh)
+        stream=stream, refresh=refresh, emitter=emitter_for(on_event))
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
-    result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
+    with following(options.emitter, "agent", name=_chain[-1] if _chain else "obelisk",
+                   **({} if run_id is None else {"run": run_id})) as ending:
+        result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
+        ending.update(status=result.status.value, reason=result.reason,
+                      input_tokens=sum(t.usage.input_tokens for t in result.ticks),
+                      output_tokens=sum(t.usage.output_tokens for t in result.ticks))
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result
@@ -160,6 +167,8 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
             changed = await options.refresh()
             if changed is not None:
                 options = evolve(options, tools=tuple(changed[0]), activities=dict(changed[1]))
+        if options.emitter is not None:
+            options.emitter.emit("tick_started", tick=number)
         try:
             state, made, end = await tick(state, number, run_mode, options)
         except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)
@@ -168,6 +177,10 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
         options.ticks.settle()  # what replayed work cost when it was first done:
         made = evolve(made, usage=made.usage + options.ticks.recorded_usage(number))
         ticks.append(made)
+        if options.emitter is not None:
+            options.emitter.emit("tick_ended", tick=number, errors=list(made.errors),
+                                 input_tokens=made.usage.input_tokens,
+                                 output_tokens=made.usage.output_tokens)
         if observer is not None:
             added = state.context.messages[before:]
             observer(TickEnded(made, tuple(thaw(m) for m in added if m.get("type") == "error")))

@@ -13,6 +13,7 @@ from obelisk.agent.hooks import AgentObserver, OnPlan
 from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NoJournal, TickSource
 from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.stream import Emitter
 from obelisk.llm.base import LLM
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
@@ -56,3 +57,5 @@ class Options:
     #: the run is not recorded).
     ticks: TickSource = field(factory=NoJournal)
     refresh: Refresh | None = None
+    #: The run's typed event stream (``on_event``, spans), None when nobody watches.
+    emitter: Emitter | None = None

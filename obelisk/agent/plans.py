@@ -37,6 +37,7 @@ from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor
 from obelisk.interpreters.mocks import Counts, Turn
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.stream import PlanFollower
 from obelisk.llm.base import Usage
 
 __all__ = ["PlanRun", "delegates_of", "outcomes", "paid", "registry_of", "run_calls",
@@ -178,9 +179,18 @@ async def run_plan(plan: CompiledPlan, context: Context, latent: LLMLatent,
     invoked again keeps its own."""
     registry = registry_of(options, latent, delegates,
                            _Turns(plan, options.ticks.invoked(number)))
-    return await options.ticks.run_tick(
-        number, plan, context, async_executor(plan, registry), options.approve,
-        options.clock, max_concurrency=options.max_concurrency, timeout=options.timeout)
+    invoke = async_executor(plan, registry)
+    follower = None
+    if options.emitter is not None:
+        follower = PlanFollower(options.emitter, plan, context, tick=number,
+                                isolate_invalid=True, approvals=options.approve is not None)
+        invoke = follower.wrap_async(invoke)
+    result = await options.ticks.run_tick(
+        number, plan, context, invoke, options.approve, options.clock,
+        max_concurrency=options.max_concurrency, timeout=options.timeout, observer=follower)
+    if follower is not None:
+        follower.end()
+    return result
 
 
 class _Turns(Counts):

@@ -18,6 +18,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.common import Observer
 from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.outcomes import Outcome
@@ -45,8 +46,9 @@ class TickSource(Protocol):
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
-        """Run tick ``tick``'s plan (keeping going past invalid calls), recorded."""
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
+        """Run tick ``tick``'s plan (keeping going past invalid calls), recorded;
+        ``observer`` follows its run events (the event stream)."""
 
     def end(self, status: str, errors: int) -> None:
         """Record the run's end."""
@@ -148,11 +150,12 @@ class NoJournal:
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
         """The plan run through the asyncio interpreter, keeping going past invalid calls."""
         return await drive_async(plan, context, invoke, approve, clock,
                                  max_concurrency=max_concurrency, timeout=timeout,
-                                 isolate_invalid=True)
+                                 isolate_invalid=True, observer=observer,
+                                 trace=False)
 
     def end(self, status: str, errors: int) -> None:
         """Nothing is recorded."""

@@ -19,12 +19,13 @@ from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.stream import StreamedRun, run_streamed
+from obelisk.agent.telemetry import answered, asked
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
-from obelisk.llm.base import LLMError, StreamItem, Usage
+from obelisk.llm.base import LLMError, Reply, StreamItem, Usage
 from obelisk.llm.request import Request
 
 __all__ = ["End", "TickState", "tick"]
@@ -57,10 +58,13 @@ async def tick(state: TickState, number: int, mode: Mode,
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)
     if reply is None:
+        asked(options.emitter, options.llm, number, request)
         try:
             reply = await options.llm.solve(request)
         except LLMError as exc:
+            answered(options.emitter, options.llm, number, None, error=exc)
             return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+        answered(options.emitter, options.llm, number, reply)
         options.ticks.record_solution(number, reply.value, reply.usage)
     solution = reply.value
     problems = state.validators.solution_errors(request.schema_text, solution)
@@ -155,6 +159,8 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
     journal = options.ticks.stream_tick(number)
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
+        if not journal.steps:
+            asked(options.emitter, options.llm, number, request, stream=True)
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
             items, context, compile_part,
@@ -163,10 +169,15 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
+        answered(options.emitter, options.llm, number, None, error=exc)
         return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
     except NotImplementedError:
         raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
                          "stream=True (--stream)") from None
+    if not journal.steps:
+        answered(options.emitter, options.llm, number,
+                 Reply({"calls": list(streamed.calls), "output": streamed.output},
+                       streamed.usage))
     return _streamed_end(state, number, streamed, streamed.usage + latent.usage
                          + delegates.usage, options)
 

@@ -60,6 +60,7 @@ from obelisk.agent import (
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -96,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delegate-root", metavar="DIR",
                         help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_events_argument(parser)
     add_journal_arguments(parser)
     add_mcp_arguments(parser, runs=True)
 
@@ -261,15 +263,17 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
-            result = _run_agent(context, llm, options, args.file)
+            result = _run_agent(context, llm, options, args.file, args.events)
     else:
-        result = _run_agent(context, llm, options, args.file)
+        result = _run_agent(context, llm, options, args.file, args.events)
     return print_result(result, args.json, out)
 
 
-def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
+def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str,
+               events: str | None = None) -> AgentResult:
     try:
-        return run_agent_sync(context, llm, **options)
+        with events_file(events) as on_event:
+            return run_agent_sync(context, llm, **options, on_event=on_event)
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None
 

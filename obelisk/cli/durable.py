@@ -34,6 +34,7 @@ from obelisk import (
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
     Display,
@@ -74,6 +75,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
+    add_events_argument(parser)
     add_mcp_arguments(parser, runs=True)
 
 
@@ -140,10 +142,11 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
                else approval_for(args, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
     try:
-        result = asyncio.run(resume_agent(
-            journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
-            on_plan=on_plan, observer=None if args.json else tick_printer(out),
-            take_over=args.take_over))
+        with events_file(args.events) as on_event:
+            result = asyncio.run(resume_agent(
+                journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
+                on_plan=on_plan, observer=None if args.json else tick_printer(out),
+                take_over=args.take_over, on_event=on_event))
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
@@ -158,14 +161,16 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
             args: argparse.Namespace) -> RunResult:
-    if interpreter == "asyncio":
-        return asyncio.run(resume_async(journal, run_id, activities=activities,
-                                        approve=display.approve,
-                                        max_concurrency=args.max_concurrency,
-                                        timeout=args.timeout, observer=display.observe,
-                                        take_over=args.take_over))
-    result = resume(journal, run_id, activities=activities, approve=display.approve,
-                    interpreter="sync", observer=display.observe, take_over=args.take_over)
+    with events_file(args.events) as on_event:
+        if interpreter == "asyncio":
+            return asyncio.run(resume_async(journal, run_id, activities=activities,
+                                            approve=display.approve,
+                                            max_concurrency=args.max_concurrency,
+                                            timeout=args.timeout, observer=display.observe,
+                                            take_over=args.take_over, on_event=on_event))
+        result = resume(journal, run_id, activities=activities, approve=display.approve,
+                        interpreter="sync", observer=display.observe,
+                        take_over=args.take_over, on_event=on_event)
     assert isinstance(result, RunResult)  # recorded() refused an agent run before
     return result
 

@@ -35,6 +35,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
 from obelisk.cli.report import RunReport, render_report
@@ -124,6 +125,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
+    add_events_argument(parser)
     add_journal_arguments(parser)
 
 
@@ -198,8 +200,8 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
-        with gc_tuned(len(plan.nodes), freeze=True):
-            result = _run(args, plan, tracked, display, err)
+        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events) as on_event:
+            result = _run(args, plan, tracked, display, err, on_event)
     except BaseException:
         display.progress.close()
         raise
@@ -207,17 +209,18 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
-         display: Display, err: TextIO) -> RunResult:
+         display: Display, err: TextIO, on_event: Any = None) -> RunResult:
     """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time."""
     if args.journal:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
-            return _run_journaled(args, plan, journal, tracked, display, err)
+            return _run_journaled(args, plan, journal, tracked, display, err, on_event)
     if args.interpreter == "asyncio":
         return asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
                                      max_concurrency=args.max_concurrency,
-                                     timeout=args.timeout, observer=display.observe))
+                                     timeout=args.timeout, observer=display.observe,
+                                     on_event=on_event))
     return run_sync(plan, activities=tracked, approve=display.approve,
-                    observer=display.observe)
+                    observer=display.observe, on_event=on_event)
 
 
 class Display:
@@ -255,7 +258,8 @@ class Display:
 
 
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
-                   activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
+                   activities: Mapping[str, Any], display: Display, err: TextIO,
+                   on_event: Any = None) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
     print(f"journal: run {run_id} in {journal.name}", file=err)
     try:
@@ -263,9 +267,10 @@ def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journa
             return asyncio.run(run_durable_async(
                 plan, journal=journal, run_id=run_id, activities=activities,
                 approve=display.approve, max_concurrency=args.max_concurrency,
-                timeout=args.timeout, observer=display.observe))
+                timeout=args.timeout, observer=display.observe, on_event=on_event))
         return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
-                           approve=display.approve, observer=display.observe)
+                           approve=display.approve, observer=display.observe,
+                           on_event=on_event)
     except JournalUnreadable as exc:
         raise InputError(str(exc)) from None
 

@@ -22,6 +22,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.common import Observer
 from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.agentrows import AgentRows, agent_header, review_data, usage_data
@@ -145,7 +146,7 @@ class AgentRun:
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
         """Run (or replay, then continue) tick ``tick``'s plan, recording its events; each
         call gets its idempotency key (run id, delegate chain, tick, call, instance)."""
         self.recorder.begin_tick(tick, plan)
@@ -160,7 +161,7 @@ class AgentRun:
             return await drive_async(plan, context,
                                      async_invoker(invoke, session, always=self.dry), approve,
                                      clock, max_concurrency=max_concurrency, timeout=timeout,
-                                     observer=watched(session, None), isolate_invalid=True,
+                                     observer=watched(session, observer), isolate_invalid=True,
                                      resume=session.replayed)
         finally:
             with contextlib.suppress(Exception):  # the run's own error wins

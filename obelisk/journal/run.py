@@ -29,6 +29,7 @@ from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import header_of
 from obelisk.journal.lease import Tenure
@@ -127,13 +128,19 @@ def _traced(session: Session, trace: bool | None,
 def _drive(session: Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None,
-           watch: Observer | None = None, trace: bool | None = None) -> RunResult:
+           watch: Observer | None = None, trace: bool | None = None,
+           on_event: EventSink | None = None) -> RunResult:
     invoke = sync_invoker(activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
+    follower = _follower(session, plan, context, approve, replayed, on_event)
     try:
-        result = drive_sync(plan, context, invoke, approve, clock_of(clock),
-                            watched(session, watch), resume=replayed, trace=keep)
+        with _following(follower, session) as ending:
+            if follower is not None:
+                watch, invoke = joined(watch, follower), follower.wrap_sync(invoke)
+            result = drive_sync(plan, context, invoke, approve, clock_of(clock),
+                                watched(session, watch), resume=replayed, trace=keep)
+            _ended(follower, ending, result)
     finally:
         _finish(session, result)
     return result
@@ -143,18 +150,54 @@ async def _drive_async(session: Session, plan: CompiledPlan, context: Context,
                        activities: Mapping[str, Activity] | None, approve: Approval | None,
                        latent: Activity | None, clock: Callable[[], Any] | None,
                        max_concurrency: int | None, timeout: float | None,
-                       watch: Observer | None = None, trace: bool | None = None) -> RunResult:
+                       watch: Observer | None = None, trace: bool | None = None,
+                       on_event: EventSink | None = None) -> RunResult:
     invoke = async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
+    follower = _follower(session, plan, context, approve, replayed, on_event)
     try:
-        result = await drive_async(plan, context, invoke, approve, clock_of(clock),
-                                   max_concurrency=max_concurrency, timeout=timeout,
-                                   observer=watched(session, watch), resume=replayed,
-                                   trace=keep)
+        with _following(follower, session) as ending:
+            if follower is not None:
+                watch, invoke = joined(watch, follower), follower.wrap_async(invoke)
+            result = await drive_async(plan, context, invoke, approve, clock_of(clock),
+                                       max_concurrency=max_concurrency, timeout=timeout,
+                                       observer=watched(session, watch), resume=replayed,
+                                       trace=keep)
+            _ended(follower, ending, result)
     finally:
         _finish(session, result)
     return result
+
+
+def _follower(session: Session, plan: CompiledPlan, context: Context,
+              approve: Approval | None, replayed: Replayed | None,
+              on_event: EventSink | None) -> PlanFollower | None:
+    """The event stream's follower of a durable run (None when nobody watches): a resumed
+    run's follows on from the replayed state."""
+    emitter = emitter_for(on_event)
+    if emitter is None:
+        return None
+    return PlanFollower(emitter, plan, context, approvals=approve is not None,
+                        resumed=replayed)
+
+
+def _following(follower: PlanFollower | None, session: Session) -> Any:
+    """``run_started``/``run_ended`` around a durable run (with its run id; ``resumed``
+    when it goes on from its journal)."""
+    if follower is None:
+        return following(None, "plan")
+    fields: dict[str, Any] = {"run": session.recorder.run_id,
+                              "calls": len(follower.plan.nodes)}
+    if session.replayed is not None:
+        fields["resumed"] = True
+    return following(follower.emitter, "plan", **fields)
+
+
+def _ended(follower: PlanFollower | None, ending: dict[str, Any], result: RunResult) -> None:
+    if follower is not None:
+        follower.end()
+        ending["status"] = result.status.value
 
 
 def _finish(session: Session, result: RunResult | None) -> None:
@@ -186,6 +229,7 @@ def run_durable(
     instances: bool = False,
     observer: Observer | None = None,
     trace: bool | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_sync`, recorded in ``journal`` under ``run_id`` (a new id when
     None; the id is ``result`` 's ``journal_run`` in the journal's runs).
@@ -201,7 +245,8 @@ def run_durable(
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx,
                             plan_options(compiled, approve, "sync", None, None))
-    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace)
+    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace,
+                  on_event)
 
 
 async def run_durable_async(
@@ -220,13 +265,14 @@ async def run_durable_async(
     instances: bool = False,
     observer: Observer | None = None,
     trace: bool | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx, plan_options(
         compiled, approve, "asyncio", max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
-                              max_concurrency, timeout, observer, trace)
+                              max_concurrency, timeout, observer, trace, on_event)
 
 
 @frozen
@@ -275,15 +321,18 @@ def resume_plan(journal: Journal, run_id: str | None = None, *,
                 approve: Approval | None = None, latent: Activity | None = None,
                 clock: Callable[[], Any] | None = None, interpreter: str | None = None,
                 max_concurrency: int | None = None, timeout: float | None = None,
-                observer: Observer | None = None, take_over: bool = False) -> RunResult:
+                observer: Observer | None = None, take_over: bool = False,
+                on_event: EventSink | None = None) -> RunResult:
     """Continue the plan's run ``run_id`` (None: the newest): see
     :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one."""
     run, session = _resumable(journal, run_id, approve, take_over)
     chosen = interpreter or run.options.get("interpreter", "sync")
     if chosen == "asyncio":
         return asyncio.run(_drive_async(session, run.plan, run.context, activities, approve,
-                                        latent, clock, max_concurrency, timeout, observer))
-    return _drive(session, run.plan, run.context, activities, approve, latent, clock, observer)
+                                        latent, clock, max_concurrency, timeout, observer,
+                                        on_event=on_event))
+    return _drive(session, run.plan, run.context, activities, approve, latent, clock, observer,
+                  on_event=on_event)
 
 
 async def resume_async(journal: Journal, run_id: str | None = None, *,
@@ -293,9 +342,10 @@ async def resume_async(journal: Journal, run_id: str | None = None, *,
                        max_concurrency: int | None = None,
                        timeout: float | None = None,
                        observer: Observer | None = None,
-                       take_over: bool = False) -> RunResult:
+                       take_over: bool = False,
+                       on_event: EventSink | None = None) -> RunResult:
     """:func:`obelisk.journal.resume` on the running event loop, with the asyncio
     interpreter (a plan's run)."""
     run, session = _resumable(journal, run_id, approve, take_over)
     return await _drive_async(session, run.plan, run.context, activities, approve, latent,
-                              clock, max_concurrency, timeout, observer)
+                              clock, max_concurrency, timeout, observer, on_event=on_event)

@@ -1,0 +1,53 @@
+"""The agent's part of the typed event stream (:mod:`obelisk.interpreters.stream`): the
+LLM request and answer of each tick. Nothing is made when nobody watches the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from obelisk.interpreters.stream import Emitter
+from obelisk.llm.base import LLM, Reply
+from obelisk.llm.request import Request
+
+__all__ = ["answered", "asked", "provider_of"]
+
+
+def provider_of(llm: LLM) -> tuple[str, str]:
+    """The adapter's provider and model names, as the GenAI conventions name them."""
+    module = type(llm).__module__.rsplit(".", 1)[-1]
+    provider = {"openai": "openai", "anthropic": "anthropic"}.get(module, "obelisk." + module)
+    return provider, str(getattr(llm, "model", None) or type(llm).__name__)
+
+
+def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
+          stream: bool = False) -> None:
+    """``llm_request``: tick ``tick`` asks the LLM (its size; the turns when content is
+    recorded)."""
+    if emitter is None:
+        return
+    provider, model = provider_of(llm)
+    fields: dict[str, Any] = {"tick": tick, "provider": provider, "model": model,
+                              "size": len(request.render()), "stream": stream}
+    if emitter.content:
+        fields["content"] = request.turns_json()
+    emitter.emit("llm_request", **fields)
+
+
+def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, *,
+             error: BaseException | None = None, first_chunk: float | None = None) -> None:
+    """``llm_answer``: the tokens it cost, the solution when content is recorded, or the
+    error that ended the request."""
+    if emitter is None:
+        return
+    provider, model = provider_of(llm)
+    fields: dict[str, Any] = {"tick": tick, "provider": provider, "model": model}
+    if reply is not None:
+        fields.update(input_tokens=reply.usage.input_tokens,
+                      output_tokens=reply.usage.output_tokens)
+        if emitter.content:
+            fields["content"] = reply.value
+    if first_chunk is not None:
+        fields["first_chunk"] = first_chunk
+    if error is not None:
+        fields["error"] = type(error).__name__
+    emitter.emit("llm_answer", **fields)

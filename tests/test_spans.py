@@ -1,0 +1,226 @@
+"""OpenTelemetry spans and metrics (obelisk/interpreters/spans.py), with the real SDK and
+its in-memory exporter and reader: names, parents, attributes, content only when opted
+in, spans closed on failure and cancellation, the GenAI metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import _internal as metrics_internal
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+import obelisk
+from obelisk.interpreters.stream import CONTENT_VARIABLE
+from obelisk.llm.scripted import ScriptedLLM
+
+
+class Telemetry:
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meters = MeterProvider(metric_readers=[self.reader])
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def named(self, prefix: str) -> list[ReadableSpan]:
+        return [s for s in self.spans() if s.name.startswith(prefix)]
+
+    def metric(self, name: str) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        points = []
+        for resource in data.resource_metrics if data else ():
+            for scope in resource.scope_metrics:
+                for found in scope.metrics:
+                    if found.name == name:
+                        points.extend(found.data.data_points)
+        return points
+
+
+@pytest.fixture
+def otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[Telemetry]:
+    """The SDK's providers as the global ones for one test (restored after it: the API
+    sets a global provider only once per process)."""
+    telemetry = Telemetry()
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", telemetry.provider)
+    monkeypatch.setattr(metrics_internal, "_METER_PROVIDER", telemetry.meters)
+    monkeypatch.delenv(CONTENT_VARIABLE, raising=False)
+    yield telemetry
+    telemetry.provider.shutdown()
+
+
+def boom(*_: Any) -> Any:
+    raise ValueError("no")
+
+
+ROUTED = [{"_tool": "a", "x": 1, "_outputPath": "†r || †err"},
+          {"_tool": "b", "y": "†r", "_outputPath": "†s"},
+          {"_tool": "c", "z": "†err", "_outputPath": "†t"},
+          {"_tool": "d", "_outputPath": "†u"}]
+
+
+def parent_of(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def test_a_plan_run_is_a_root_span_with_an_execute_tool_span_per_call(otel: Telemetry) -> None:
+    seen: list[Any] = []
+
+    def c(*_: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return 3
+
+    obelisk.run_sync(ROUTED, [], activities={"a": boom, "b": lambda *_: 2, "c": c, "d": boom})
+    (root,) = otel.named("invoke_workflow obelisk")
+    assert root.parent is None and root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    assert root.attributes["obelisk.calls"] == 4
+    tools = {s.attributes["obelisk.call"]: s for s in otel.named("execute_tool ")}
+    assert sorted(tools) == [0, 1, 2, 3]
+    assert all(parent_of(s) == root.context.span_id for s in tools.values())
+    assert all(s.context.trace_id == root.context.trace_id for s in tools.values())
+    routed, skipped, ran, failed = tools[0], tools[1], tools[2], tools[3]
+    assert routed.name == "execute_tool a" and routed.attributes["gen_ai.tool.name"] == "a"
+    assert routed.attributes["obelisk.alternative"] == 1
+    assert routed.attributes["obelisk.outcome"] == "executed"
+    assert routed.status.status_code is StatusCode.UNSET
+    assert skipped.attributes["obelisk.outcome"] == "skipped"
+    assert skipped.attributes["obelisk.skip_reason"] == "dead branch: †r was not written"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.attributes["error.type"] == "ValueError"
+    # The activity runs inside its span: an MCP call's _meta, a delegate, carry it.
+    assert seen == [ran.context.span_id]
+    assert not any("gen_ai.tool.call.arguments" in s.attributes for s in tools.values())
+    assert root.status.status_code is StatusCode.UNSET
+
+
+def test_arguments_and_results_are_recorded_only_when_opted_in(
+        otel: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CONTENT_VARIABLE, "true")
+    obelisk.run_sync([{"_tool": "e", "api_key": "k-1", "v": 2, "_outputPath": "†x"}], [],
+                     activities={"e": lambda call, *_: {"v": call["v"]}})
+    (span,) = otel.named("execute_tool e")
+    assert '"v": 2' in span.attributes["gen_ai.tool.call.arguments"]
+    assert "k-1" not in span.attributes["gen_ai.tool.call.arguments"]
+    assert span.attributes["gen_ai.tool.call.result"] == '{"v": 2}'
+
+
+def test_approvals_are_span_events_and_a_denial_an_error(otel: Telemetry) -> None:
+    obelisk.run_sync([{"_tool": "e", "_outputPath": "†x"}], [],
+                     activities={"e": lambda *_: 1}, approve=lambda call: "no thanks")
+    (span,) = otel.named("execute_tool e")
+    (event,) = span.events
+    assert event.name == "obelisk.approval" and event.attributes["obelisk.verdict"] == "deny"
+    assert span.status.status_code is StatusCode.ERROR and span.attributes["error.type"] == "Denied"
+
+
+def test_spans_close_when_the_run_is_cancelled(otel: Telemetry) -> None:
+    async def hang(*_: Any) -> Any:
+        await asyncio.sleep(60)
+
+    async def go() -> None:
+        task = asyncio.ensure_future(obelisk.run_async(
+            [{"_tool": "h", "_outputPath": "†x"}, {"_tool": "i", "_outputPath": "†y"}], [],
+            activities={"h": hang, "i": hang}))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await task
+
+    asyncio.run(go())
+    (root,) = otel.named("invoke_workflow")
+    assert root.status.status_code is StatusCode.ERROR
+    assert root.attributes["error.type"] == "cancelled"
+    calls = otel.named("execute_tool")
+    assert len(calls) == 2 and all(s.attributes["obelisk.outcome"] == "cancelled" for s in calls)
+    assert all(s.end_time is not None for s in otel.spans())
+
+
+def test_spans_close_when_the_run_raises(otel: Telemetry) -> None:
+    def stop(*_: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        obelisk.run_sync([{"_tool": "k", "_outputPath": "†x"}], [], activities={"k": stop})
+    (root,) = otel.named("invoke_workflow")
+    assert root.attributes["error.type"] == "KeyboardInterrupt"
+    (call,) = otel.named("execute_tool k")  # left open by the interrupt, closed with the run
+    assert call.end_time is not None and call.end_time <= root.end_time
+
+
+TOOL = {"type": "object", "properties": {"_tool": {"type": "string", "const": "add"},
+                                         "a": {"type": "integer"}}}
+SUMMARISE = {"type": "object", "properties": {
+    "_tool": {"const": "summarise"}, "text": {"type": "string"},
+    "_delegate": {"const": "anonymous"}, "_output": {"type": "string"}}}
+
+
+def test_an_agent_run_with_a_delegate_makes_the_span_tree(otel: Telemetry) -> None:
+    llm = ScriptedLLM([
+        {"calls": [{"_tool": "summarise", "text": "long", "_outputPath": "†state.s"},
+                   {"_tool": "add", "a": 1, "_outputPath": "†sum"}], "output": None},
+        {"calls": [], "output": "short"},
+        {"calls": [], "output": "†sum"}])
+    result = obelisk.run_agent_sync([{"type": "task", "text": "go"}], llm,
+                                    tools=[TOOL, SUMMARISE], activities={"add": lambda *_: 3})
+    assert result.status == "completed"
+    agents = otel.named("invoke_agent")
+    outer = next(s for s in agents if s.parent is None)
+    inner = next(s for s in agents if s.parent is not None)
+    assert outer.attributes["gen_ai.agent.name"] == "obelisk"
+    assert inner.attributes["gen_ai.agent.name"] == "anonymous"
+    plans = [s for s in otel.named("plan ") if parent_of(s) == outer.context.span_id]
+    assert [s.attributes["obelisk.tick"] for s in plans] == [1, 2]
+    chats = [s for s in otel.named("chat ") if parent_of(s) in {p.context.span_id for p in plans}]
+    assert len(chats) == 2
+    chat = chats[0]
+    assert chat.attributes["gen_ai.usage.input_tokens"] > 0
+    assert chat.attributes["gen_ai.provider.name"] == "obelisk.scripted"
+    tools = [s for s in otel.named("execute_tool") if parent_of(s) == outer.context.span_id]
+    assert {s.name for s in tools} == {"execute_tool summarise", "execute_tool add"}
+    delegated = next(s for s in tools if s.name == "execute_tool summarise")
+    assert parent_of(inner) == delegated.context.span_id  # the delegate nests in its call
+    assert inner.context.trace_id == outer.context.trace_id
+    usage = otel.metric("gen_ai.client.token.usage")
+    assert {p.attributes["gen_ai.token.type"] for p in usage} == {"input", "output"}
+    assert sum(p.sum for p in usage if p.attributes["gen_ai.token.type"] == "input") == sum(
+        s.attributes["gen_ai.usage.input_tokens"] for s in otel.named("chat "))
+    assert otel.metric("gen_ai.client.operation.duration")
+
+
+def test_the_request_content_is_on_the_chat_span_only_when_opted_in(
+        otel: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
+    def run() -> ReadableSpan:
+        otel.exporter.clear()
+        obelisk.run_agent_sync([{"type": "task", "text": "go"}],
+                               ScriptedLLM([{"calls": [], "output": "done"}]))
+        (chat,) = otel.named("chat ")
+        return chat
+
+    assert "gen_ai.input.messages" not in run().attributes
+    monkeypatch.setenv(CONTENT_VARIABLE, "true")
+    chat = run()
+    assert "go" in chat.attributes["gen_ai.input.messages"]
+    assert "done" in chat.attributes["gen_ai.output.messages"]
+
+
+def test_without_a_tracer_provider_nothing_is_imported() -> None:
+    code = ("import sys, obelisk\n"
+            "obelisk.run_sync([{'_tool': 'a', '_outputPath': '†x'}], [], "
+            "activities={'a': lambda *_: 1})\n"
+            "print(sorted(m for m in sys.modules if m.startswith('opentelemetry') "
+            "or m.endswith('.spans')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "opentelemetry" not in out and "spans" not in out
