@@ -41,13 +41,14 @@ from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls
 from obelisk.interpreters.eager import Resumed, start_eagerly
 from obelisk.interpreters.events import Cancelled, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.gates import Approver, approval, within
 from obelisk.interpreters.machine import advance, begin, complete_all, finish, settle
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
-from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,

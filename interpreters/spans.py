@@ -23,7 +23,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
-__all__ = ["SpanMaker", "link_to"]
+__all__ = ["SpanMaker", "carrier", "link_to"]
 
 _SCOPE = "obelisk"
 _ERROR_OUTCOMES = frozenset({"failed", "cancelled", "invalid"})
@@ -35,6 +35,16 @@ def _ns(event: dict[str, Any]) -> int:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=repr)
+
+
+def carrier() -> dict[str, str]:
+    """The current trace context as W3C headers (``traceparent``, ``tracestate``), by the
+    globally set propagator: what goes into what leaves the process."""
+    from opentelemetry import propagate
+
+    headers: dict[str, str] = {}
+    propagate.inject(headers)
+    return headers
 
 
 def link_to(traceparent: str | None) -> list[Link]:
@@ -218,8 +228,9 @@ class SpanMaker:
 
     def _call_started(self, event: dict[str, Any]) -> None:
         span = self.calls.get((event.get("tick"), event["node"]))
-        if span is not None:
-            span.add_event("obelisk.started", timestamp=_ns(event))
+        if span is None:  # a call a resumed run picks up: made ready before the resume
+            span = self._call_span(event)
+        span.add_event("obelisk.started", timestamp=_ns(event))
 
     def _call_approved(self, event: dict[str, Any]) -> None:
         span = self.calls.get((event.get("tick"), event["node"]))

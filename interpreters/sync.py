@@ -21,12 +21,13 @@ from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
 from obelisk.interpreters.events import Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.gates import Approver, approval_sync
 from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
-from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,

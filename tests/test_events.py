@@ -53,13 +53,17 @@ def test_a_plain_run_tells_every_step_with_its_skip_reason() -> None:
     events: list[dict[str, Any]] = []
     result = obelisk.run_sync(ROUTED, [], activities=ACTS, on_event=events.append)
     assert kinds(checked(events)) == [
-        ("run_started", None), ("call_ready", 0), ("call_started", 0), ("call_finished", 0),
+        ("run_started", None), ("plan", None), ("call_ready", 0), ("call_started", 0), ("call_finished", 0),
         ("call_skipped", 1), ("call_ready", 2), ("call_started", 2), ("call_finished", 2),
         ("run_ended", None)]
-    finished = events[3]
+    finished = events[4]
     assert finished["outcome"] == "executed" and finished["alternative"] == 1
     assert finished["reason"] == result.calls[0].reason == "ValueError routed to alternative 2"
-    assert events[4]["reason"] == result.calls[1].reason
+    assert events[5]["reason"] == result.calls[1].reason
+    plan = events[1]
+    assert [n["call"] for n in plan["nodes"]] == [0, 1, 2]
+    assert plan["nodes"][0]["output"] == "†r || †err" and "calls" not in plan
+    assert plan["edges"] == [[0, 1, [0]], [0, 2, [1]]]
     assert events[-1]["status"] == "completed" and events[0]["calls"] == 3
     # Content is not recorded unless opted in.
     assert not any("params" in e or "result" in e for e in events)
@@ -71,9 +75,20 @@ def test_content_is_recorded_only_when_opted_in_and_secrets_are_masked(
     events: list[dict[str, Any]] = []
     obelisk.run_sync(ROUTED, [], activities=ACTS, on_event=events.append)
     ready = [e for e in checked(events) if e["type"] == "call_ready"]
+    assert next(e for e in events if e["type"] == "plan")["calls"] == ROUTED
     assert ready[0]["params"]["x"] == 1
     done = [e for e in events if e["type"] == "call_finished"]
     assert done[1]["result"] == {"token": "***", "v": 3}
+
+
+def test_a_skip_made_by_the_last_advance_is_told() -> None:
+    # A denial leaves the reader a candidate the machine skips in its last advance,
+    # after the loop's last event (failed before: the follower asked only a done state).
+    plan = [{"_tool": "a", "_outputPath": "†a"}, {"_tool": "b", "v": "†a", "_outputPath": "†b"}]
+    events: list[dict[str, Any]] = []
+    obelisk.run_sync(plan, [], activities={"a": ACTS["b"], "b": ACTS["b"]},
+                     approve=lambda call: call["_tool"] != "a", on_event=events.append)
+    assert kinds(checked(events))[-2:] == [("call_skipped", 1), ("run_ended", None)]
 
 
 def test_the_asyncio_run_tells_approvals_denials_and_failures() -> None:
@@ -153,12 +168,12 @@ def test_an_agent_run_tells_ticks_requests_answers_and_calls() -> None:
                                     on_event=events.append)
     assert result.status == "completed"
     assert [e["type"] for e in checked(events)] == [
-        "run_started", "tick_started", "llm_request", "llm_answer", "call_ready",
+        "run_started", "tick_started", "llm_request", "llm_answer", "plan", "call_ready",
         "call_started", "call_finished", "tick_ended", "tick_started", "llm_request",
         "llm_answer", "tick_ended", "run_ended"]
     answer = events[3]
     assert answer["input_tokens"] == result.ticks[0].usage.input_tokens > 0
-    assert all(e["tick"] == 1 for e in events[4:7])
+    assert all(e["tick"] == 1 for e in events[4:8])
     assert events[-1]["input_tokens"] == sum(t.usage.input_tokens for t in result.ticks)
     assert "content" not in events[2]
 
@@ -182,11 +197,12 @@ def test_a_durable_run_and_its_resume_tell_the_run_id(tmp_path: pathlib.Path) ->
                             on_event=events.append)
         assert events[0]["run"] == "R1" and "resumed" not in events[0]
         assert kinds(checked(events))[1:-1] == [
-            ("call_ready", 0), ("call_started", 0), ("call_finished", 0), ("call_skipped", 1),
+            ("plan", None), ("call_ready", 0), ("call_started", 0), ("call_finished", 0), ("call_skipped", 1),
             ("call_ready", 2), ("call_started", 2), ("call_finished", 2)]
         again: list[dict[str, Any]] = []
         obelisk.resume(journal, "R1", activities=ACTS, on_event=again.append)
-        assert kinds(checked(again)) == [("run_started", None), ("run_ended", None)]
+        assert kinds(checked(again)) == [("run_started", None), ("plan", None),
+                                         ("run_ended", None)]
         assert again[0]["resumed"] is True and again[-1]["status"] == "completed"
 
 
@@ -228,6 +244,7 @@ def test_the_agent_command_writes_events(tmp_path: pathlib.Path) -> None:
     assert code == 0, err
     assert [e["type"] for e in events] == ["run_started", "tick_started", "llm_request",
                                            "llm_answer", "tick_ended", "run_ended"]
+    assert events[3]["output_tokens"] > 0
 
 
 def test_an_unwritable_events_file_is_bad_input(tmp_path: pathlib.Path,
@@ -243,6 +260,6 @@ def test_the_schema_ships_in_the_package() -> None:
     schema = obelisk.event_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert set(schema["$defs"]) == {
-        "run_started", "tick_started", "llm_request", "llm_answer", "call_admitted",
+        "run_started", "plan", "tick_started", "llm_request", "llm_answer", "call_admitted",
         "call_ready", "call_approved", "call_started", "call_finished", "call_skipped",
         "tick_ended", "run_ended"}

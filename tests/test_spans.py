@@ -5,13 +5,14 @@ in, spans closed on failure and cancellation, the GenAI metrics."""
 from __future__ import annotations
 
 import asyncio
+import pathlib
 import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import metrics, trace
+from opentelemetry import trace
 from opentelemetry.metrics import _internal as metrics_internal
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -224,3 +225,39 @@ def test_without_a_tracer_provider_nothing_is_imported() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "opentelemetry" not in out and "spans" not in out
+
+
+def test_a_resumed_run_is_a_new_trace_linked_to_the_last_one(
+        otel: Telemetry, tmp_path: pathlib.Path) -> None:
+    plan = [{"_tool": "a", "_outputPath": "†x"}, {"_tool": "b", "v": "†x", "_outputPath": "†y"}]
+    calls: list[str] = []
+
+    def stop_at_b(call: dict[str, Any], *_: Any) -> Any:
+        calls.append(call["_tool"])
+        if call["_tool"] == "b" and calls.count("b") == 1:
+            raise KeyboardInterrupt  # the process is stopped while b runs
+        return 1
+
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        with pytest.raises(KeyboardInterrupt):
+            obelisk.run_durable(plan, [], journal=journal, run_id="R",
+                                activities={"a": stop_at_b, "b": stop_at_b})
+        (first,) = otel.named("invoke_workflow")
+        assert first.attributes["obelisk.run.id"] == "R"
+        otel.exporter.clear()
+        result = obelisk.resume(journal, "R", activities={"a": stop_at_b, "b": stop_at_b})
+        assert result.status == "completed" and calls == ["a", "b", "b"]
+        (second,) = otel.named("invoke_workflow")
+        assert second.context.trace_id != first.context.trace_id
+        (link,) = second.links
+        assert link.context.trace_id == first.context.trace_id
+        assert link.context.span_id == first.context.span_id
+        (call,) = otel.named("execute_tool")  # b, run again; a's outcome was recorded
+        assert call.attributes["obelisk.call"] == 1
+        assert call.parent is not None and call.parent.span_id == second.context.span_id
+        rows = obelisk.journal.history(journal, "R")["events"]
+        assert [r["event"] for r in rows].count("trace") == 2
+        third = obelisk.resume(journal, "R", activities={})  # ended: links to the resume
+        assert third.status == "completed"
+        last = otel.named("invoke_workflow")[-1]
+        assert last.links[0].context.span_id == second.context.span_id

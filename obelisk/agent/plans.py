@@ -35,9 +35,9 @@ from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.dryrun import example_of_tool
 from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor
+from obelisk.interpreters.follower import PlanFollower
 from obelisk.interpreters.mocks import Counts, Turn
 from obelisk.interpreters.result import RunResult
-from obelisk.interpreters.stream import PlanFollower
 from obelisk.llm.base import Usage
 
 __all__ = ["PlanRun", "delegates_of", "outcomes", "paid", "registry_of", "run_calls",

@@ -210,6 +210,10 @@ class RunRecorder:
         """Record that the run was resumed (for the history's reader)."""
         self._add(RecordKind.RESUME, None, dumps({"at": utc_stamp()}), commit=True)
 
+    def traced(self, traceparent: str) -> None:
+        """Record the trace context of the run as it goes on here (a resume links to it)."""
+        self._add(RecordKind.TRACE, None, dumps({"traceparent": traceparent}), commit=False)
+
     def end(self, result: RunResult) -> None:
         """Record the run's end (its status and number of error messages) and commit."""
         self.ended(str(result.status), len(result.errors))

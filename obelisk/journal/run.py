@@ -11,9 +11,10 @@ driven, and released when the drive ends, however it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
@@ -26,10 +27,11 @@ from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
-from obelisk.interpreters.stream import EventSink, PlanFollower, emitter_for, following, joined
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import header_of
 from obelisk.journal.lease import Tenure
@@ -45,6 +47,7 @@ from obelisk.journal.session import (
 from obelisk.journal.store import (
     FORMAT_VERSION,
     JournalUnreadable,
+    Record,
     RecordKind,
     RunHeader,
     end_status,
@@ -182,16 +185,34 @@ def _follower(session: Session, plan: CompiledPlan, context: Context,
                         resumed=replayed)
 
 
-def _following(follower: PlanFollower | None, session: Session) -> Any:
+@contextlib.contextmanager
+def _following(follower: PlanFollower | None, session: Session) -> Iterator[dict[str, Any]]:
     """``run_started``/``run_ended`` around a durable run (with its run id; ``resumed``
-    when it goes on from its journal)."""
+    when it goes on from its journal). A traced run records its trace context in the
+    journal, and a resumed one links its new trace to the one recorded last."""
     if follower is None:
-        return following(None, "plan")
-    fields: dict[str, Any] = {"run": session.recorder.run_id,
-                              "calls": len(follower.plan.nodes)}
+        yield {}
+        return
+    recorder, tracer = session.recorder, follower.emitter.tracer
+    fields: dict[str, Any] = {"run": recorder.run_id, "calls": len(follower.plan.nodes)}
     if session.replayed is not None:
         fields["resumed"] = True
-    return following(follower.emitter, "plan", **fields)
+        if tracer is not None:
+            fields["resumes"] = _last_trace(recorder.journal.records(recorder.run_id))
+    with following(follower.emitter, "plan", **fields) as ending:
+        if tracer is not None and (parent := tracer.traceparent()) is not None:
+            recorder.traced(parent)
+        yield ending
+
+
+def _last_trace(records: Iterable[Record]) -> str | None:
+    """The traceparent the run's last ``trace`` row holds."""
+    found = None
+    for record in records:
+        if record.kind is RecordKind.TRACE:
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                found = json.loads(record.data or "").get("traceparent")
+    return found if isinstance(found, str) else None
 
 
 def _ended(follower: PlanFollower | None, ending: dict[str, Any], result: RunResult) -> None:
