@@ -28,9 +28,11 @@ from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor, sync_executor
 from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.reporting import report
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.result import CallOutcome, RunResult
 from obelisk.interpreters.sync import drive_sync
 
@@ -114,6 +116,7 @@ def dry_run(
     approve: Callable[[dict[str, Any]], Any] | None = None,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    on_event: EventSink | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
 
@@ -121,7 +124,8 @@ def dry_run(
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
-    ``observer`` follows the first run's events. ``max_value_nodes`` bounds values as in
+    ``observer`` follows the first run's events, and ``on_event`` is given its typed
+    events (``run_started`` says ``dry``). ``max_value_nodes`` bounds values as in
     a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
     errors and :class:`MockError` for bad mocks.
     """
@@ -132,7 +136,8 @@ def dry_run(
     compiled, ctx = prepare(plan, context, tools, instances)
     read_clock = clock_of(clock, default=lambda: DRY_RUN_DATE)
 
-    def run_once(forcing: Mapping[int, int], watch: Observer | None = None) -> RunResult:
+    def run_once(forcing: Mapping[int, int], watch: Observer | None = None,
+                 follower: PlanFollower | None = None) -> RunResult:
         # Every run counts its own invocations (for sequence mocks).
         registry = Registry(mocks=mocks, counts=Counts(), example=example_of_tool)
 
@@ -143,17 +148,37 @@ def dry_run(
                 return outcome
             return forced(compiled, invocation.node, alt, outcome, example_of_tool)
 
+        if follower is not None:
+            watch = joined(watch, follower)
         if interpreter == "sync":
-            return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),
-                              approve, read_clock, watch, max_value_nodes=max_value_nodes,
-                              trace=True)
-        return asyncio.run(drive_async(compiled, ctx, async_executor(compiled, registry, steer),
-                                       approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes, trace=True))
+            invoke = sync_executor(compiled, registry, steer)
+            return drive_sync(compiled, ctx, invoke if follower is None
+                              else follower.wrap_sync(invoke), approve, read_clock, watch,
+                              max_value_nodes=max_value_nodes, trace=True)
+        run = async_executor(compiled, registry, steer)
+        return asyncio.run(drive_async(compiled, ctx, run if follower is None
+                                       else follower.wrap_async(run), approve, read_clock,
+                                       observer=watch, max_value_nodes=max_value_nodes,
+                                       trace=True))
 
-    base = run_once({}, observer)
+    base = _followed(compiled, ctx, approve, on_event, observer, run_once)
     if not explore:
         return DryRunResult(base)
     found = explore_branches(compiled, run_once, limit)
     return DryRunResult(base, found.combinations, found.total, found.truncated, found.runs)
+
+
+def _followed(compiled: CompiledPlan, context: Context, approve: Any,
+              on_event: EventSink | None, observer: Observer | None,
+              run_once: Callable[..., RunResult]) -> RunResult:
+    """The dry run's first run, its typed events told when someone watches."""
+    emitter = emitter_for(on_event)
+    if emitter is None:
+        return run_once({}, observer)
+    follower = PlanFollower(emitter, compiled, context, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes), dry=True) as ending:
+        result = run_once({}, observer, follower)
+        follower.end()
+        ending["status"] = result.status.value
+    return result
 

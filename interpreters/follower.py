@@ -25,6 +25,7 @@ from obelisk.interpreters.events import (
     RunEvent,
     Started,
     Status,
+    FINAL,
 )
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import advance
@@ -51,6 +52,7 @@ class PlanFollower:
         self.cancelled = False
         self.lost = False  # the fold failed (a run picked up midway): events go on, unfolded
         self.told = 0  # how many of the plan's nodes the ``plan`` events described
+        self.readied: set[int] = set()  # the nodes told ``call_ready``
         self.reads_calls = emitter.content  # the call of a Started event: only as content
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
@@ -112,9 +114,10 @@ class PlanFollower:
             case Started(node=node, call=call):
                 found = self.replayed.state.plan.nodes[node]
                 fields: dict[str, Any] = {"tool": found.tool}
-                if self.emitter.content:
+                if self.emitter.content and call:
                     fields["params"] = call
                 self._fold(event)
+                self.readied.add(node)
                 emit("call_ready", **self._call(node, **fields))
             case Decided(node=node, verdict=verdict):
                 self._fold(event)
@@ -138,6 +141,10 @@ class PlanFollower:
                     emit("call_admitted", **self._call(added.id, tool=added.tool))
             case Closed():
                 self._fold(event)
+                state = self.replayed.state  # closing fails the readers nothing will write
+                for node, status in enumerate(state.status):
+                    if status in FINAL and status is not Status.SKIPPED and node not in self.ended:
+                        self._ended(node)
 
     def _ended(self, node: int, outcome: Outcome | None = None) -> None:
         """``call_finished`` for a call that reached a final status (once)."""
@@ -158,6 +165,12 @@ class PlanFollower:
         if self.emitter.content and outcome is not None and hasattr(outcome, "value"):
             fields["result"] = _plain(outcome.value)
         self.emitter.emit("call_finished", **self._call(node, **fields))
+
+    def batch(self) -> list[int]:
+        """The started calls not told ``call_ready`` yet (a loop that tells only the first
+        of a batch: the streamed tick's journal)."""
+        started = (*self.replayed.undecided, *self.replayed.running)
+        return [i.node for i in started if i.node not in self.readied]
 
     def started(self, invocation: Invocation) -> dict[str, Any]:
         """``call_started``: the call's activity is about to run."""

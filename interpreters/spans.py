@@ -187,7 +187,7 @@ class SpanMaker:
                             ("gen_ai.response.model", event.get("response_model")),
                             ("gen_ai.usage.input_tokens", event.get("input_tokens")),
                             ("gen_ai.usage.output_tokens", event.get("output_tokens")),
-                            ("gen_ai.response.time_to_first_chunk", event.get("first_chunk"))):
+                            ("obelisk.response.time_to_first_call", event.get("first_call"))):
             if value is not None:
                 span.set_attribute(name, value)
         if event.get("finish"):

@@ -178,6 +178,28 @@ def test_an_agent_run_tells_ticks_requests_answers_and_calls() -> None:
     assert "content" not in events[2]
 
 
+def test_a_streamed_tick_tells_its_calls_while_the_answer_streams() -> None:
+    step = {"type": "object", "properties": {"_tool": {"const": "step"}, "x": {}}}
+    calls = [{"_tool": "step", "x": n, "_outputPath": f"†state.v{n}"} for n in range(3)]
+    calls.append({"_tool": "step", "x": "†state.nothing", "_outputPath": "†state.w || †state.e"})
+    llm = ScriptedLLM([{"calls": calls, "output": "†state.v2"}], delays=0.01)
+    events: list[dict[str, Any]] = []
+    result = obelisk.run_agent_sync([{"type": "state", "state": {"seed": 1}}], llm,
+                                    tools=[step], activities={"step": lambda c, *_: c["x"]},
+                                    stream=True, on_event=events.append)
+    assert result.status == "completed"
+    checked(events)
+    types = [e["type"] for e in events]
+    assert types.count("call_admitted") == 4 and types.count("call_finished") == 3
+    # the first call ran before the answer had ended
+    assert types.index("call_finished") < types.index("llm_answer")
+    answer = events[types.index("llm_answer")]
+    assert answer["first_call"] >= 0 and answer["output_tokens"] > 0
+    (skipped,) = [e for e in events if e["type"] == "call_skipped"]
+    assert skipped["call"] == 3 and skipped["tick"] == 1
+    assert types[-2:] == ["tick_ended", "run_ended"]
+
+
 def test_an_agent_run_records_the_request_only_when_opted_in(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CONTENT_VARIABLE, "SPAN_AND_EVENT")
@@ -231,6 +253,20 @@ def test_run_and_resume_write_events_as_json_lines(tmp_path: pathlib.Path,
     code, _, _ = cli("resume", str(db), "--events", str(target))
     resumed = checked(read_lines(target))
     assert code == 0 and resumed[0]["run"] == "P1" and resumed[0]["resumed"] is True
+
+
+def test_a_dry_run_tells_its_first_run(tmp_path: pathlib.Path) -> None:
+    events: list[dict[str, Any]] = []
+    obelisk.dry_run(ROUTED, [], mocks={"a": {"raise": {"type": "Declined"}},
+                                       "b": {"return": 1}, "c": {"return": 2}},
+                    explore=True, on_event=events.append)
+    assert events[0]["dry"] is True
+    assert kinds(checked(events))[2:-1] == [
+        ("call_ready", 0), ("call_started", 0), ("call_finished", 0), ("call_skipped", 1),
+        ("call_ready", 2), ("call_started", 2), ("call_finished", 2)]
+    target = tmp_path / "e.jsonl"
+    code, _, _ = cli("dry-run", str(EXAMPLES / "payment.json"), "--events", str(target))
+    assert code == 0 and checked(read_lines(target))[0]["dry"] is True
 
 
 def test_the_agent_command_writes_events(tmp_path: pathlib.Path) -> None:

@@ -34,7 +34,7 @@ def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
 
 
 def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, *,
-             error: BaseException | None = None, first_chunk: float | None = None) -> None:
+             error: BaseException | None = None, first_call: float | None = None) -> None:
     """``llm_answer``: the tokens it cost, the solution when content is recorded, or the
     error that ended the request."""
     if emitter is None:
@@ -46,8 +46,8 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
                       output_tokens=reply.usage.output_tokens)
         if emitter.content:
             fields["content"] = reply.value
-    if first_chunk is not None:
-        fields["first_chunk"] = first_chunk
+    if first_call is not None:
+        fields["first_call"] = first_call
     if error is not None:
         fields["error"] = type(error).__name__
     emitter.emit("llm_answer", **fields)

@@ -19,12 +19,14 @@ from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.stream import StreamedRun, run_streamed
+from obelisk.agent.streamevents import FollowedStream
 from obelisk.agent.telemetry import answered, asked
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.follower import PlanFollower
 from obelisk.llm.base import LLMError, Reply, StreamItem, Usage
 from obelisk.llm.request import Request
 
@@ -157,9 +159,17 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
                        on_usage=paid(options, number))
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
+    follower = None
+    if options.emitter is not None and not journal.steps:  # (a replayed tick: not told)
+        follower = PlanFollower(options.emitter, compile_part([], True), context, tick=number,
+                                isolate_invalid=True, open=True,
+                                approvals=options.approve is not None)
+        journal = FollowedStream(journal, follower, lambda solution, usage, first: answered(
+            options.emitter, options.llm, number, Reply(solution, usage), first_call=first),
+            lambda solution: state.validators.solution_errors(request.schema_text, solution))
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
-        if not journal.steps:
+        if follower is not None:
             asked(options.emitter, options.llm, number, request, stream=True)
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
@@ -174,10 +184,8 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
     except NotImplementedError:
         raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
                          "stream=True (--stream)") from None
-    if not journal.steps:
-        answered(options.emitter, options.llm, number,
-                 Reply({"calls": list(streamed.calls), "output": streamed.output},
-                       streamed.usage))
+    if follower is not None:
+        follower.end()
     return _streamed_end(state, number, streamed, streamed.usage + latent.usage
                          + delegates.usage, options)
 

@@ -56,6 +56,7 @@ def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--explore", action="store_true", help="run every combination of branches")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_events_argument(parser)
 
 
 def _mocks(pf: PlanFile, paths: list[str] | None) -> dict[str, Any]:
@@ -97,7 +98,9 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             render_refusal(plan, pf, err)
         return EXIT_FAILED
     try:
-        result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
+        with events_file(args.events) as on_event:
+            result = dry_run(plan, mocks=mocks, interpreter=args.interpreter,
+                             explore=args.explore, on_event=on_event)
     except MockError as exc:
         raise InputError(f"{', '.join(args.mocks or [pf.name])}: {exc}") from None
     render_notes(notes, pf, err)  # after the mocks were read: bad input says only that
