@@ -23,7 +23,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
-__all__ = ["SpanMaker", "carrier", "link_to"]
+__all__ = ["SpanMaker", "add_span_event", "carrier", "link_to"]
 
 _SCOPE = "obelisk"
 _ERROR_OUTCOMES = frozenset({"failed", "cancelled", "invalid"})
@@ -35,6 +35,11 @@ def _ns(event: dict[str, Any]) -> int:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=repr)
+
+
+def add_span_event(name: str, attributes: dict[str, Any]) -> None:
+    """An event on the current span."""
+    trace.get_current_span().add_event(name, attributes)
 
 
 def carrier() -> dict[str, str]:
@@ -78,7 +83,7 @@ class SpanMaker:
         self.kind = "plan"
         self.name = "obelisk"
         self.ticks: dict[int, Span] = {}
-        self.chats: dict[int, tuple[Span, dict[str, Any]]] = {}
+        self.chats: dict[tuple[int, int], tuple[Span, dict[str, Any]]] = {}
         self.calls: dict[tuple[int | None, int], Span] = {}
 
     def traceparent(self) -> str | None:
@@ -96,8 +101,13 @@ class SpanMaker:
     @contextmanager
     def scope(self, event: dict[str, Any]) -> Iterator[None]:
         """The call's span current while its activity runs (an MCP call's ``_meta`` and
-        a delegate's run then carry it)."""
-        span = self.calls.get((event.get("tick"), event["node"]))
+        a delegate's run then carry it); a request's while it is asked (its retries are
+        its span events)."""
+        if event["type"] == "llm_request":
+            found = self.chats.get(_chat_key(event))
+            span = None if found is None else found[0]
+        else:
+            span = self.calls.get((event.get("tick"), event["node"]))
         if span is None:
             yield
             return
@@ -167,16 +177,17 @@ class SpanMaker:
             "obelisk.stream": bool(event.get("stream"))}
         if "content" in event:
             attributes["gen_ai.input.messages"] = _text(event["content"])
-        key = event.get("tick", 0)
-        parent = self.ticks.get(key) or self.calls.get((event.get("tick"), event.get("node", -1)))
+        if "node" in event:  # a latent call's sub-request: inside the call's span
+            parent = self.calls.get((event.get("tick"), event["node"]))
+        else:
+            parent = self.ticks.get(event.get("tick", 0))
         span = self.tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT,
                                       context=self._parent(parent or self.root),
                                       start_time=_ns(event), attributes=attributes)
-        self.chats[event.get("node", -1) if "node" in event else key] = (span, event)
+        self.chats[_chat_key(event)] = (span, event)
 
     def _llm_answer(self, event: dict[str, Any]) -> None:
-        key = event["node"] if "node" in event else event.get("tick", 0)
-        found = self.chats.pop(key, None)
+        found = self.chats.pop(_chat_key(event), None)
         if found is None:
             return
         span, request = found
@@ -263,6 +274,11 @@ class SpanMaker:
         span.set_attribute("obelisk.outcome", "skipped")
         span.set_attribute("obelisk.skip_reason", event.get("reason", ""))
         span.end(end_time=_ns(event))
+
+
+def _chat_key(event: dict[str, Any]) -> tuple[int, int]:
+    """A request's key: its tick's, or a latent call's node in its tick."""
+    return event.get("tick", 0), event.get("node", -1)
 
 
 def _call_id(event: dict[str, Any]) -> str:

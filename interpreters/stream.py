@@ -26,7 +26,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["CONTENT_VARIABLE", "Emitter", "EventSink", "content_opted_in", "emitter_for",
-           "event_schema", "following", "masked", "trace_carrier", "tracing_on"]
+           "event_schema", "following", "masked", "scoped", "span_event", "trace_carrier",
+           "tracing_on"]
 
 #: The OpenTelemetry GenAI conventions' opt-in for recording content (prompts, arguments,
 #: results): obelisk's events and spans record content only when it is set.
@@ -136,6 +137,21 @@ def trace_carrier() -> dict[str, str]:
     from obelisk.interpreters.spans import carrier
 
     return carrier()
+
+
+def span_event(name: str, attributes: dict[str, Any]) -> None:
+    """An event on the current span (an LLM request's retry), when a tracer provider is
+    set; nothing otherwise."""
+    if tracing_on():
+        from obelisk.interpreters.spans import add_span_event
+
+        add_span_event(name, attributes)
+
+
+def scoped(emitter: Emitter | None, event: dict[str, Any] | None) -> AbstractContextManager[Any]:
+    """``event``'s span made current (a call's while it runs, a request's while it is
+    asked), when someone traces."""
+    return nullcontext() if emitter is None or event is None else emitter.scope(event)
 
 
 def emitter_for(on_event: EventSink | None, *, content: bool | None = None) -> Emitter | None:

@@ -261,3 +261,49 @@ def test_a_resumed_run_is_a_new_trace_linked_to_the_last_one(
         assert third.status == "completed"
         last = otel.named("invoke_workflow")[-1]
         assert last.links[0].context.span_id == second.context.span_id
+
+
+def test_a_latent_calls_sub_request_is_a_chat_span_inside_the_call(otel: Telemetry) -> None:
+    think = {"type": "object", "properties": {"_tool": {"const": "think"},
+                                              "q": {"type": "string"},
+                                              "_output": {"type": "string"}}}
+    llm = ScriptedLLM([{"calls": [{"_tool": "think", "q": "why", "_outputPath": "†state.t"}],
+                        "output": "†state.t"}], latent={"think": ["because"]})
+    events: list[dict[str, Any]] = []
+    result = obelisk.run_agent_sync([{"type": "task", "text": "go"}], llm, tools=[think],
+                                    on_event=events.append)
+    assert result.output == "because"
+    (call,) = otel.named("execute_tool think")
+    chats = otel.named("chat ")
+    inside = [c for c in chats if parent_of(c) == call.context.span_id]
+    assert len(chats) == 2 and len(inside) == 1
+    assert inside[0].attributes["gen_ai.usage.output_tokens"] > 0
+    sub = [e for e in events if e["type"] == "llm_request" and "node" in e]
+    assert [(e["tick"], e["call"]) for e in sub] == [(1, 0)]
+    assert events[-1]["input_tokens"] == sum(t.usage.input_tokens for t in result.ticks)
+
+
+def test_an_llm_requests_retries_are_events_of_its_span(otel: Telemetry) -> None:
+    from obelisk.llm.base import Failure
+    from obelisk.llm.retry import Malformed, RetryPolicy, Transient, with_retries
+
+    failures: list[Exception] = [Transient("busy", failure=Failure.RATE_LIMITED),
+                                 Malformed("not JSON")]
+
+    async def attempt() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "ok"
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    async def asked() -> str:
+        with otel.provider.get_tracer("t").start_as_current_span("chat m"):
+            return await with_retries(attempt, provider="p", policy=RetryPolicy(),
+                                      sleep=no_sleep)
+
+    assert asyncio.run(asked()) == "ok"
+    (span,) = otel.named("chat m")
+    assert [(e.name, e.attributes["obelisk.failure"]) for e in span.events] == [
+        ("obelisk.retry", "rate_limited"), ("obelisk.retry", "malformed")]

@@ -17,10 +17,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
+from obelisk.agent.telemetry import answered, asked
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.interpreters.stream import Emitter, scoped
 from obelisk.llm.base import LLM, Usage
 
 __all__ = ["LLMLatent", "alternatives_of"]
@@ -45,8 +47,10 @@ class LLMLatent:
 
     def __init__(self, llm: LLM, plan: CompiledPlan, context: Context,
                  transcript: Transcript | None = None, *,
-                 on_usage: Callable[[Usage], None] | None = None) -> None:
+                 on_usage: Callable[[Usage], None] | None = None,
+                 emitter: Emitter | None = None, tick: int = 0) -> None:
         self.llm = llm
+        self.emitter, self.tick = emitter, tick  # the event stream: each sub-request
         self.on_usage = on_usage  # told each answer's cost (a journal records it)
         self.plan = plan
         self.context = context
@@ -62,7 +66,17 @@ class LLMLatent:
         alternatives = alternatives_of(self.plan, invocation.node)
         request = build_latent_request(self.context, invocation.call, invocation.tool,
                                        alternatives=alternatives, transcript=self.transcript)
-        reply = await self.llm.latent(request)
+        node = self.plan.nodes[invocation.node]
+        asking = asked(self.emitter, self.llm, self.tick, request, node=node.id,
+                       call=node.index)
+        try:
+            with scoped(self.emitter, asking):
+                reply = await self.llm.latent(request)
+        except BaseException as exc:
+            answered(self.emitter, self.llm, self.tick, None, error=exc, node=node.id,
+                     call=node.index)
+            raise
+        answered(self.emitter, self.llm, self.tick, reply, node=node.id, call=node.index)
         self.usage = self.usage + reply.usage
         if self.on_usage is not None:
             self.on_usage(reply.usage)

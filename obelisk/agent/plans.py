@@ -79,7 +79,8 @@ async def run_calls(calls: list[Any], context: Context, transcript: Transcript, 
         calls = list(verdict.calls)
         compiled = _compile_calls(calls, registry, context, mode, options)
     latent = LLMLatent(options.llm, compiled, context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), emitter=options.emitter,
+                       tick=number)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     result = await run_plan(compiled, context, latent, options, delegates, number)
     if options.observer is not None:

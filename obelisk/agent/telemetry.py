@@ -20,27 +20,29 @@ def provider_of(llm: LLM) -> tuple[str, str]:
 
 
 def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
-          stream: bool = False) -> None:
+          stream: bool = False, **call: int) -> dict[str, Any] | None:
     """``llm_request``: tick ``tick`` asks the LLM (its size; the turns when content is
-    recorded)."""
+    recorded); a latent call's sub-request names its ``node`` and ``call``. The event
+    (None when nobody watches)."""
     if emitter is None:
-        return
+        return None
     provider, model = provider_of(llm)
     fields: dict[str, Any] = {"tick": tick, "provider": provider, "model": model,
-                              "size": len(request.render()), "stream": stream}
+                              "size": len(request.render()), "stream": stream, **call}
     if emitter.content:
         fields["content"] = request.turns_json()
-    emitter.emit("llm_request", **fields)
+    return emitter.emit("llm_request", **fields)
 
 
 def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, *,
-             error: BaseException | None = None, first_call: float | None = None) -> None:
+             error: BaseException | None = None, first_call: float | None = None,
+             **call: int) -> None:
     """``llm_answer``: the tokens it cost, the solution when content is recorded, or the
-    error that ended the request."""
+    error that ended the request (a latent call's names its ``node`` and ``call``)."""
     if emitter is None:
         return
     provider, model = provider_of(llm)
-    fields: dict[str, Any] = {"tick": tick, "provider": provider, "model": model}
+    fields: dict[str, Any] = {"tick": tick, "provider": provider, "model": model, **call}
     if reply is not None:
         fields.update(input_tokens=reply.usage.input_tokens,
                       output_tokens=reply.usage.output_tokens)

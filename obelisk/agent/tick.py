@@ -27,6 +27,7 @@ from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.follower import PlanFollower
+from obelisk.interpreters.stream import scoped
 from obelisk.llm.base import LLMError, Reply, StreamItem, Usage
 from obelisk.llm.request import Request
 
@@ -60,9 +61,10 @@ async def tick(state: TickState, number: int, mode: Mode,
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)
     if reply is None:
-        asked(options.emitter, options.llm, number, request)
+        asking = asked(options.emitter, options.llm, number, request)
         try:
-            reply = await options.llm.solve(request)
+            with scoped(options.emitter, asking):
+                reply = await options.llm.solve(request)
         except LLMError as exc:
             answered(options.emitter, options.llm, number, None, error=exc)
             return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
@@ -156,7 +158,8 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             options.observer(CallStarted(number, call, seen, is_open))
 
     latent = LLMLatent(options.llm, compile_part([], True), context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), emitter=options.emitter,
+                       tick=number)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
     follower = None

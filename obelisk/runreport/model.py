@@ -217,7 +217,7 @@ def _tick_ended(view: RunView, event: dict[str, Any]) -> None:
 
 
 def _llm_request(view: RunView, event: dict[str, Any]) -> None:
-    if "tick" not in event:
+    if "tick" not in event or "node" in event:  # (a latent call's: in its call's time)
         return
     tick = _tick(view, event)
     tick.asked, tick.model, tick.size = event.get("time"), event.get("model", ""), event.get(
@@ -227,6 +227,10 @@ def _llm_request(view: RunView, event: dict[str, Any]) -> None:
 
 def _llm_answer(view: RunView, event: dict[str, Any]) -> None:
     if "tick" not in event:
+        return
+    if "node" in event:  # a latent call's sub-request: its tokens count for the run
+        view.input_tokens += event.get("input_tokens") or 0
+        view.output_tokens += event.get("output_tokens") or 0
         return
     tick = _tick(view, event)
     tick.answered = event.get("time")
