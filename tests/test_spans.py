@@ -307,3 +307,31 @@ def test_an_llm_requests_retries_are_events_of_its_span(otel: Telemetry) -> None
     (span,) = otel.named("chat m")
     assert [(e.name, e.attributes["obelisk.failure"]) for e in span.events] == [
         ("obelisk.retry", "rate_limited"), ("obelisk.retry", "malformed")]
+
+
+def test_a_resumed_agent_run_links_to_its_last_trace(otel: Telemetry,
+                                                     tmp_path: pathlib.Path) -> None:
+    runs: list[int] = []
+
+    def add(*_: Any) -> Any:
+        runs.append(1)
+        if len(runs) == 1:
+            raise KeyboardInterrupt  # the process stops while tick 1's call runs
+        return 3
+
+    tick1 = {"calls": [{"_tool": "add", "a": 1, "_outputPath": "†sum"}], "output": None}
+    tick2 = {"calls": [], "output": "†sum"}
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        with pytest.raises(KeyboardInterrupt):
+            obelisk.run_agent_sync([{"type": "task", "text": "add"}], ScriptedLLM([tick1]),
+                                   tools=[TOOL], activities={"add": add}, journal=journal,
+                                   run_id="A")
+        (first,) = otel.named("invoke_agent")
+        otel.exporter.clear()
+        result = asyncio.run(obelisk.resume_agent(journal, "A", llm=ScriptedLLM([tick2]),
+                                                  activities={"add": add}))
+        assert result.status == "completed" and result.output == 3
+        (second,) = otel.named("invoke_agent")
+        (link,) = second.links
+        assert link.context.span_id == first.context.span_id
+        assert second.context.trace_id != first.context.trace_id

@@ -39,7 +39,7 @@ from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
-from obelisk.agent.source import NO_JOURNAL, AgentJournal
+from obelisk.agent.source import NO_JOURNAL, AgentJournal, TickSource
 from obelisk.agent.tick import TickState, tick
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
@@ -111,7 +111,8 @@ async def run_agent(
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
     with following(options.emitter, "agent", name=_chain[-1] if _chain else "obelisk",
-                   **({} if run_id is None else {"run": run_id})) as ending:
+                   **_run_fields(options, ticks, run_id)) as ending:
+        _trace_recorded(options, ticks)
         result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
         ending.update(status=result.status.value, reason=result.reason,
                       input_tokens=sum(t.usage.input_tokens for t in result.ticks),
@@ -119,6 +120,23 @@ async def run_agent(
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result
+
+
+def _run_fields(options: Options, ticks: TickSource, run_id: str | None) -> dict[str, Any]:
+    """``run_started``'s fields: the run id, and the trace a resumed run links to."""
+    fields: dict[str, Any] = {} if run_id is None else {"run": run_id}
+    if options.emitter is not None and options.emitter.tracer is not None:
+        previous = ticks.last_trace()
+        if previous is not None:
+            fields["resumes"] = previous
+    return fields
+
+
+def _trace_recorded(options: Options, ticks: TickSource) -> None:
+    """A traced run's trace context, recorded in its journal for a later resume."""
+    tracer = None if options.emitter is None else options.emitter.tracer
+    if tracer is not None and (parent := tracer.traceparent()) is not None:
+        ticks.record_trace(parent)
 
 
 def _clock(clock: Callable[[], Any] | None, *, dry: bool) -> Callable[[], str]:

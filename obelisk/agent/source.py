@@ -77,6 +77,12 @@ class TickSource(Protocol):
         """The nodes of ``tick``'s plan recorded as invoked, in order (a dry run's mock
         turns follow it)."""
 
+    def last_trace(self) -> str | None:
+        """The trace context recorded last for the run (a resumed run links to it)."""
+
+    def record_trace(self, traceparent: str) -> None:
+        """Record the trace context of the run as it goes on here."""
+
     def stream_tick(self, tick: int) -> StreamJournal:
         """The journal of streamed tick ``tick``."""
 
@@ -184,6 +190,13 @@ class NoJournal:
     def invoked(self, tick: int) -> tuple[int, ...]:
         """No node was invoked before."""
         return ()
+
+    def last_trace(self) -> str | None:
+        """Nothing was recorded."""
+        return None
+
+    def record_trace(self, traceparent: str) -> None:
+        """Nothing is recorded."""
 
     def stream_tick(self, tick: int) -> StreamJournal:
         """A streamed tick that is not recorded either."""

@@ -28,7 +28,7 @@ from obelisk.interpreters.result import RunResult
 from obelisk.journal.agentrows import AgentRows, agent_header, review_data, usage_data
 from obelisk.journal.codec import dumps
 from obelisk.journal.lease import Tenure
-from obelisk.journal.recorder import RunRecorder, utc_stamp
+from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
 from obelisk.journal.session import Session, async_invoker, replayed_session, watched
 from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind, RunHeader
 from obelisk.journal.streamtick import StreamTick
@@ -75,6 +75,7 @@ class AgentRun:
                                     chain=chain, key_run=self.key_run, tenure=tenure)
         self.recorder.load_solutions(records)
         self._rows = AgentRows(f"{journal.name}: run {run_id!r}", records)
+        self._trace = last_trace(records)
         self.ended = self._rows.ended
         # A delegate whose call's outcome is recorded does not run again: what its run
         # cost (recorded in its own rows) is this run's recorded cost.
@@ -142,6 +143,14 @@ class AgentRun:
     def invoked(self, tick: int) -> tuple[int, ...]:
         """The nodes of ``tick``'s plan recorded as invoked, in the order they were."""
         return tuple(self._rows.invoked.get(tick, ()))
+
+    def last_trace(self) -> str | None:
+        """The traceparent the run's last ``trace`` row holds (None for a new run)."""
+        return self._trace
+
+    def record_trace(self, traceparent: str) -> None:
+        """Record the run's trace context (with the next committed row)."""
+        self.recorder.traced(traceparent)
 
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,

@@ -35,7 +35,7 @@ from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import header_of
 from obelisk.journal.lease import Tenure
-from obelisk.journal.recorder import RunRecorder, utc_stamp
+from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
 from obelisk.journal.session import (
     Session,
     async_invoker,
@@ -47,7 +47,6 @@ from obelisk.journal.session import (
 from obelisk.journal.store import (
     FORMAT_VERSION,
     JournalUnreadable,
-    Record,
     RecordKind,
     RunHeader,
     end_status,
@@ -198,21 +197,11 @@ def _following(follower: PlanFollower | None, session: Session) -> Iterator[dict
     if session.replayed is not None:
         fields["resumed"] = True
         if tracer is not None:
-            fields["resumes"] = _last_trace(recorder.journal.records(recorder.run_id))
+            fields["resumes"] = last_trace(recorder.journal.records(recorder.run_id))
     with following(follower.emitter, "plan", **fields) as ending:
         if tracer is not None and (parent := tracer.traceparent()) is not None:
             recorder.traced(parent)
         yield ending
-
-
-def _last_trace(records: Iterable[Record]) -> str | None:
-    """The traceparent the run's last ``trace`` row holds."""
-    found = None
-    for record in records:
-        if record.kind is RecordKind.TRACE:
-            with contextlib.suppress(ValueError, TypeError, AttributeError):
-                found = json.loads(record.data or "").get("traceparent")
-    return found if isinstance(found, str) else None
 
 
 def _ended(follower: PlanFollower | None, ending: dict[str, Any], result: RunResult) -> None:
