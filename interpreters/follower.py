@@ -57,7 +57,7 @@ class PlanFollower:
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
         found = self.replayed.state.plan.nodes[node]
-        out: dict[str, Any] = {"call": found.index, "node": node}
+        out: dict[str, Any] = {"call": found.index, "node": node, "tool": found.tool}
         if found.instance is not None:
             out["instance"] = found.instance
         if self.tick is not None:
@@ -112,8 +112,7 @@ class PlanFollower:
         emit = self.emitter.emit
         match event:
             case Started(node=node, call=call):
-                found = self.replayed.state.plan.nodes[node]
-                fields: dict[str, Any] = {"tool": found.tool}
+                fields: dict[str, Any] = {}
                 if self.emitter.content and call:
                     fields["params"] = call
                 self._fold(event)
@@ -138,7 +137,7 @@ class PlanFollower:
                 self._fold(event)
                 self.describe()
                 for added in extended.nodes[before:]:
-                    emit("call_admitted", **self._call(added.id, tool=added.tool))
+                    emit("call_admitted", **self._call(added.id))
             case Closed():
                 self._fold(event)
                 state = self.replayed.state  # closing fails the readers nothing will write
@@ -175,8 +174,7 @@ class PlanFollower:
     def started(self, invocation: Invocation) -> dict[str, Any]:
         """``call_started``: the call's activity is about to run."""
         self.describe()
-        tool = self.replayed.state.plan.nodes[invocation.node].tool
-        return self.emitter.emit("call_started", **self._call(invocation.node, tool=tool))
+        return self.emitter.emit("call_started", **self._call(invocation.node))
 
     def end(self) -> None:
         """The run's last skips: those the machine's final ``advance`` makes (a run

@@ -97,6 +97,7 @@ def test_a_plan_run_is_a_root_span_with_an_execute_tool_span_per_call(otel: Tele
     assert routed.attributes["obelisk.alternative"] == 1
     assert routed.attributes["obelisk.outcome"] == "executed"
     assert routed.status.status_code is StatusCode.UNSET
+    assert skipped.name == "execute_tool b"  # (was "execute_tool latent": no tool told)
     assert skipped.attributes["obelisk.outcome"] == "skipped"
     assert skipped.attributes["obelisk.skip_reason"] == "dead branch: †r was not written"
     assert failed.status.status_code is StatusCode.ERROR
