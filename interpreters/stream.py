@@ -123,6 +123,19 @@ class Emitter:
             sink(event)
         return event
 
+    def relay(self, **marks: Any) -> EventSink | None:
+        """A nested run's ``on_event`` (a delegate's): its events told in this stream,
+        numbered in it and marked (``delegate``: the chain); None when only the tracer
+        follows this run (the nested run traces itself)."""
+        if all(sink is self.tracer for sink in self.sinks):
+            return None
+
+        def told(event: dict[str, Any]) -> None:
+            fields = {k: v for k, v in event.items() if k not in ("seq", "type", "time")}
+            self.emit(event["type"], **fields, **marks)
+
+        return told
+
     def scope(self, event: dict[str, Any]) -> AbstractContextManager[Any]:
         """The tracer's context for the call of ``event`` while it runs (else nothing)."""
         return nullcontext() if self.tracer is None else self.tracer.scope(event)

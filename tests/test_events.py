@@ -200,6 +200,30 @@ def test_a_streamed_tick_tells_its_calls_while_the_answer_streams() -> None:
     assert types[-2:] == ["tick_ended", "run_ended"]
 
 
+def test_a_delegates_events_are_relayed_marked_with_its_chain() -> None:
+    summarise = {"type": "object", "properties": {
+        "_tool": {"const": "summarise"}, "text": {"type": "string"},
+        "_delegate": {"const": "anonymous"}, "_output": {"type": "string"}}}
+    llm = ScriptedLLM([
+        {"calls": [{"_tool": "summarise", "text": "long", "_outputPath": "†state.s"}],
+         "output": None},
+        {"calls": [], "output": "short"},
+        {"calls": [], "output": "†state.s"}])
+    events: list[dict[str, Any]] = []
+    result = obelisk.run_agent_sync([{"type": "task", "text": "go"}], llm, tools=[summarise],
+                                    on_event=events.append)
+    assert result.output == "short"
+    relayed = [e for e in checked(events) if "delegate" in e]
+    assert [e["type"] for e in relayed] == ["run_started", "tick_started", "llm_request",
+                                            "llm_answer", "tick_ended", "run_ended"]
+    assert all(e["delegate"] == ["anonymous"] for e in relayed)
+    own = [e for e in events if "delegate" not in e]
+    assert own[0]["type"] == "run_started" and own[-1]["type"] == "run_ended"
+    started = next(e for e in own if e["type"] == "call_started")
+    finished = next(e for e in own if e["type"] == "call_finished")
+    assert started["seq"] < relayed[0]["seq"] < relayed[-1]["seq"] < finished["seq"]
+
+
 def test_an_agent_run_records_the_request_only_when_opted_in(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CONTENT_VARIABLE, "SPAN_AND_EVENT")

@@ -146,7 +146,9 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             max_concurrency=options.max_concurrency, timeout=options.timeout,
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
-            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain)
+            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
+            on_event=None if options.emitter is None else options.emitter.relay(
+                delegate=list(nested.chain)))
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.

@@ -164,6 +164,8 @@ def fold(events: Iterable[dict[str, Any]]) -> RunView:
     """The run the events tell (the first run in them: a delegate's are its own)."""
     view = RunView()
     for event in events:
+        if "delegate" in event:  # a delegate's run, relayed: not this run's calls
+            continue
         handler = _HANDLERS.get(event.get("type", ""))
         if handler is not None:
             view.events += 1
