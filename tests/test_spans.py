@@ -336,3 +336,27 @@ def test_a_resumed_agent_run_links_to_its_last_trace(otel: Telemetry,
         (link,) = second.links
         assert link.context.span_id == first.context.span_id
         assert second.context.trace_id != first.context.trace_id
+
+
+@pytest.mark.slow
+def test_an_openai_request_is_a_chat_span_with_the_providers_answer(otel: Telemetry) -> None:
+    import json
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "llm"))
+    from servers import openai_completion, serve
+
+    from obelisk.llm import OpenAILLM
+
+    with serve([openai_completion(json.dumps({"calls": [], "output": "done"}))]) as server:
+        llm = OpenAILLM("test-model", api_key="sk-test-key-for-spans",
+                        base_url=server.base_url)
+        result = obelisk.run_agent_sync([{"type": "task", "text": "go"}], llm)
+    assert result.output == "done"
+    (chat,) = otel.named("chat ")
+    assert chat.name == "chat test-model"
+    assert chat.attributes["gen_ai.provider.name"] == "openai"
+    assert chat.attributes["gen_ai.response.id"] == "chatcmpl-1"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    assert (chat.attributes["gen_ai.usage.input_tokens"],
+            chat.attributes["gen_ai.usage.output_tokens"]) == (11, 7)

@@ -46,6 +46,10 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
     if reply is not None:
         fields.update(input_tokens=reply.usage.input_tokens,
                       output_tokens=reply.usage.output_tokens)
+        if reply.response_id is not None:
+            fields["response_id"] = reply.response_id
+        if reply.finish_reason is not None:
+            fields["finish"] = reply.finish_reason
         if emitter.content:
             fields["content"] = reply.value
     if first_call is not None:

@@ -20,6 +20,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from attrs import evolve
+
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -101,7 +103,7 @@ class AnthropicLLM:
         """A latent call's result for the sub-request; raises :class:`LLMError`."""
         reply = await self._ask(request, wrap_latent_schema(request.schema))
         value = reply.value
-        return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
+        return evolve(reply, value=value.get("value") if isinstance(value, dict) else None)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The solution as it is generated (``stream=True``): the forced tool's input is
@@ -202,5 +204,7 @@ class AnthropicLLM:
             if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == name:
                 if not isinstance(block.input, dict):
                     raise Malformed("the tool call's input is not an object")
-                return Reply(block.input, counted)
+                ident, stop = getattr(response, "id", None), getattr(response, "stop_reason", None)
+                return Reply(block.input, counted, ident if isinstance(ident, str) else None,
+                             stop if isinstance(stop, str) else None)
         raise Malformed(f"the answer has no call of the tool {name!r}")

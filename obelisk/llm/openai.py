@@ -21,6 +21,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from attrs import evolve
+
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -108,14 +110,14 @@ class OpenAILLM:
         """The solution for ``request``; raises :class:`LLMError` or :class:`Refusal`."""
         schema = request.schema
         reply = await self._ask(request, strict_schema(schema))
-        return Reply(drop_forced_nulls(reply.value, schema), reply.usage)
+        return evolve(reply, value=drop_forced_nulls(reply.value, schema))
 
     async def latent(self, request: Request) -> Reply:
         """A latent call's result for the sub-request; raises :class:`LLMError`."""
         schema = wrap_latent_schema(request.schema)
         reply = await self._ask(request, strict_schema(schema))
         value = drop_forced_nulls(reply.value, schema)
-        return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
+        return evolve(reply, value=value.get("value") if isinstance(value, dict) else None)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The solution as it is generated (``stream=True``): each call as soon as its
@@ -213,8 +215,13 @@ class OpenAILLM:
             raise Malformed(f"content is not JSON ({exc}): {content[:200]!r}") from None
         if not isinstance(value, dict):
             raise Malformed(f"content is JSON but not an object: {content[:200]!r}")
-        return Reply(value, counted)
+        return Reply(value, counted, _text_or_none(getattr(response, "id", None)),
+                     _text_or_none(getattr(choices[0], "finish_reason", None)))
 
 
 def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
