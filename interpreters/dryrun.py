@@ -28,7 +28,12 @@ from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor, sync_executor
 from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
-from obelisk.interpreters.follower import PlanFollower, joined
+from obelisk.interpreters.follower import (
+    PlanFollower,
+    followed_async,
+    followed_sync,
+    joined,
+)
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.reporting import report
@@ -124,10 +129,10 @@ def dry_run(
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
-    ``observer`` follows the first run's events, and ``on_event`` is given its typed
-    events (``run_started`` says ``dry``). ``max_value_nodes`` bounds values as in
-    a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
-    errors and :class:`MockError` for bad mocks.
+    ``observer`` follows the first run's events, ``on_event`` is given its typed events
+    (``run_started`` says ``dry``). ``max_value_nodes`` bounds values as in a real run
+    (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with errors and
+    :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
         raise ValueError(f"interpreter must be 'sync' or 'asyncio', not {interpreter!r}")
@@ -148,18 +153,14 @@ def dry_run(
                 return outcome
             return forced(compiled, invocation.node, alt, outcome, example_of_tool)
 
-        if follower is not None:
-            watch = joined(watch, follower)
+        watch = joined(watch, follower)
         if interpreter == "sync":
-            invoke = sync_executor(compiled, registry, steer)
-            return drive_sync(compiled, ctx, invoke if follower is None
-                              else follower.wrap_sync(invoke), approve, read_clock, watch,
+            invoke = followed_sync(follower, sync_executor(compiled, registry, steer))
+            return drive_sync(compiled, ctx, invoke, approve, read_clock, watch,
                               max_value_nodes=max_value_nodes, trace=True)
-        run = async_executor(compiled, registry, steer)
-        return asyncio.run(drive_async(compiled, ctx, run if follower is None
-                                       else follower.wrap_async(run), approve, read_clock,
-                                       observer=watch, max_value_nodes=max_value_nodes,
-                                       trace=True))
+        run = followed_async(follower, async_executor(compiled, registry, steer))
+        return asyncio.run(drive_async(compiled, ctx, run, approve, read_clock, observer=watch,
+                                       max_value_nodes=max_value_nodes, trace=True))
 
     base = _followed(compiled, ctx, approve, on_event, observer, run_once)
     if not explore:

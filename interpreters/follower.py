@@ -34,7 +34,8 @@ from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
 from obelisk.interpreters.state import RunState
 from obelisk.interpreters.stream import Emitter
 
-__all__ = ["MAX_EDGES_TOLD", "Joined", "PlanFollower", "joined"]
+__all__ = ["MAX_EDGES_TOLD", "Joined", "PlanFollower", "followed_async", "followed_sync",
+           "joined"]
 
 
 class PlanFollower:
@@ -212,9 +213,22 @@ class Joined:
         self.second(event)
 
 
-def joined(observer: Any, follower: PlanFollower) -> Any:
-    """The run's observer: ``follower`` alone, or after the caller's ``observer``."""
+def joined(observer: Any, follower: PlanFollower | None) -> Any:
+    """The run's observer: ``follower`` alone, or after the caller's ``observer`` (the
+    caller's alone when nobody follows the run)."""
+    if follower is None:
+        return observer
     return follower if observer is None else Joined(observer, follower)
+
+
+def followed_sync(follower: PlanFollower | None, invoke: SyncExecutor) -> SyncExecutor:
+    """``invoke``, telling ``follower`` each call that starts (as it is, without one)."""
+    return invoke if follower is None else follower.wrap_sync(invoke)
+
+
+def followed_async(follower: PlanFollower | None, invoke: AsyncExecutor) -> AsyncExecutor:
+    """:func:`followed_sync` for the asyncio loop."""
+    return invoke if follower is None else follower.wrap_async(invoke)
 
 
 #: Past this many edges a ``plan`` event leaves them out (says how many there were).
