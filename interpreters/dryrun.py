@@ -37,8 +37,8 @@ from obelisk.interpreters.follower import (
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.reporting import report
-from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.result import CallOutcome, RunResult
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import drive_sync
 
 __all__ = ["DRY_RUN_DATE", "DryRunResult", "dry_run", "example_of_tool"]
@@ -121,6 +121,7 @@ def dry_run(
     approve: Callable[[dict[str, Any]], Any] | None = None,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
     on_event: EventSink | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
@@ -130,9 +131,9 @@ def dry_run(
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
     ``observer`` follows the first run's events, ``on_event`` is given its typed events
-    (``run_started`` says ``dry``). ``max_value_nodes`` bounds values as in a real run
-    (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with errors and
-    :class:`MockError` for bad mocks.
+    (``run_started`` says ``dry``). ``max_value_nodes`` and ``max_value_bytes`` bound
+    values as in a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
+    errors and :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
         raise ValueError(f"interpreter must be 'sync' or 'asyncio', not {interpreter!r}")
@@ -157,10 +158,12 @@ def dry_run(
         if interpreter == "sync":
             invoke = followed_sync(follower, sync_executor(compiled, registry, steer))
             return drive_sync(compiled, ctx, invoke, approve, read_clock, watch,
-                              max_value_nodes=max_value_nodes, trace=True)
+                              max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                              trace=True)
         run = followed_async(follower, async_executor(compiled, registry, steer))
         return asyncio.run(drive_async(compiled, ctx, run, approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes, trace=True))
+                                       max_value_nodes=max_value_nodes,
+                                       max_value_bytes=max_value_bytes, trace=True))
 
     base = _followed(compiled, ctx, approve, on_event, observer, run_once)
     if not explore:

@@ -17,6 +17,7 @@ from obelisk.core.plain import thaw
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import reads_calls
 from obelisk.interpreters.events import (
+    FINAL,
     Admitted,
     Cancelled,
     Closed,
@@ -25,7 +26,7 @@ from obelisk.interpreters.events import (
     RunEvent,
     Started,
     Status,
-    FINAL,
+    Waiting,
 )
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import advance
@@ -107,8 +108,8 @@ class PlanFollower:
         self.told = len(plan.nodes)
         self.emitter.emit("plan", **fields)
 
-    def __call__(self, event: RunEvent) -> None:
-        """Observe one machine event."""
+    def __call__(self, event: RunEvent | Waiting) -> None:
+        """Observe one machine event (a ``Waiting`` notice tells nothing)."""
         self.describe()
         emit = self.emitter.emit
         match event:
@@ -208,7 +209,7 @@ class Joined:
         self.first, self.second = first, second
         self.reads_calls = reads_calls(first) or second.reads_calls
 
-    def __call__(self, event: RunEvent) -> None:
+    def __call__(self, event: RunEvent | Waiting) -> None:
         self.first(event)
         self.second(event)
 

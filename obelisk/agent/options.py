@@ -12,11 +12,12 @@ from obelisk.agent.delegate import Delegation
 from obelisk.agent.hooks import AgentObserver, OnPlan
 from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NoJournal, TickSource
-from obelisk.interpreters.activities import Activity
+from obelisk.core.size import MAX_REQUEST_BYTES
+from obelisk.interpreters.activities import Activity, Offload
 from obelisk.interpreters.stream import Emitter
 from obelisk.llm.base import LLM
 
-__all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
+__all__ = ["MAX_REQUEST_BYTES", "MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
 
 #: Default budgets.
 MAX_TICKS = 25
@@ -59,3 +60,7 @@ class Options:
     refresh: Refresh | None = None
     #: The run's typed event stream (``on_event``, spans), None when nobody watches.
     emitter: Emitter | None = None
+    #: Where activities run when not here (``obelisk.dask.DaskInterpreter``; None: here).
+    interpreter: Offload | None = None
+    #: The largest request (or latent sub-request) sent to the LLM, in bytes.
+    max_request_bytes: int = MAX_REQUEST_BYTES

@@ -1,6 +1,6 @@
 """A streamed tick's part of the typed event stream: its journal's steps (admitted,
-started, decided, invoked, finished) told to a :class:`PlanFollower` as the machine's run
-events, whatever journal records them."""
+started, decided, invoked, finished, closed) told to a :class:`PlanFollower` as the
+machine's run events, whatever journal records them."""
 
 from __future__ import annotations
 
@@ -20,14 +20,22 @@ __all__ = ["FollowedStream"]
 
 
 class FollowedStream:
-    """``inner`` (a :class:`StreamJournal`), its steps also told to ``follower``."""
+    """``inner`` (a :class:`StreamJournal`), its steps also told to ``follower``.
+
+    ``on_closed(solution, usage, first_call)`` is told the answer as its stream ends;
+    ``whole(calls)`` compiles the calls as a whole and ``valid(solution)`` says whether
+    the loop closes the run with it (the streamed loop's own two steps, asked again so the
+    follower's machine is closed as the run's was).
+    """
 
     def __init__(self, inner: StreamJournal, follower: PlanFollower,
                  on_closed: Callable[[Any, Usage, float | None], None],
-                 problems: Callable[[Any], list[Any]]) -> None:
+                 whole: Callable[[list[Any]], CompiledPlan],
+                 valid: Callable[[Any], bool]) -> None:
         self.inner, self.follower, self.on_closed = inner, follower, on_closed
-        self.problems = problems  # the loop closes the run only for a valid solution
+        self.whole, self.valid = whole, valid
         self.steps: list[StreamStep] = inner.steps
+        self.calls: list[Any] = []
         self.begun = time.monotonic()
         self.first_call: float | None = None  # seconds from the request to the first call
 
@@ -36,6 +44,7 @@ class FollowedStream:
 
     def admitted(self, call: Any, plan: CompiledPlan) -> None:
         self.inner.admitted(call, plan)
+        self.calls.append(call)
         if self.first_call is None:
             self.first_call = time.monotonic() - self.begun
         self.follower(Admitted(plan))
@@ -62,5 +71,5 @@ class FollowedStream:
     def closed(self, solution: Any, usage: Usage) -> None:
         self.inner.closed(solution, usage)
         self.on_closed(solution, usage, self.first_call)  # the answer, as it ends
-        if not self.problems(solution):
-            self.follower(Closed())
+        if self.valid(solution):
+            self.follower(Closed(self.whole(list(self.calls))))

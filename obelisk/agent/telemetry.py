@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from obelisk.agent.budget import Metered
 from obelisk.interpreters.stream import Emitter
+from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Reply
 from obelisk.llm.request import Request
 
@@ -13,7 +15,10 @@ __all__ = ["answered", "asked", "provider_of"]
 
 
 def provider_of(llm: LLM) -> tuple[str, str]:
-    """The adapter's provider and model names, as the GenAI conventions name them."""
+    """The adapter's provider and model names, as the GenAI conventions name them (of the
+    adapter a run's budget meters, not of the meter)."""
+    while isinstance(llm, Metered):
+        llm = llm.llm
     module = type(llm).__module__.rsplit(".", 1)[-1]
     provider = {"openai": "openai", "anthropic": "anthropic"}.get(module, "obelisk." + module)
     return provider, str(getattr(llm, "model", None) or type(llm).__name__)
@@ -50,7 +55,11 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
             fields["response_id"] = reply.response_id
         if reply.finish_reason is not None:
             fields["finish"] = reply.finish_reason
-        if emitter.content:
+        if isinstance(reply.value, Unusable):  # not JSON, refused, unreadable: why
+            fields["error"] = "Unusable"
+            if emitter.content:
+                fields["content"] = reply.value.to_json()
+        elif emitter.content:
             fields["content"] = reply.value
     if first_call is not None:
         fields["first_call"] = first_call
