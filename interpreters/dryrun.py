@@ -154,22 +154,31 @@ def dry_run(
                 return outcome
             return forced(compiled, invocation.node, alt, outcome, example_of_tool)
 
-        watch = joined(watch, follower)
-        if interpreter == "sync":
-            invoke = followed_sync(follower, sync_executor(compiled, registry, steer))
-            return drive_sync(compiled, ctx, invoke, approve, read_clock, watch,
-                              max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
-                              trace=True)
-        run = followed_async(follower, async_executor(compiled, registry, steer))
-        return asyncio.run(drive_async(compiled, ctx, run, approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes,
-                                       max_value_bytes=max_value_bytes, trace=True))
+        return _once(interpreter, compiled, ctx, (registry, steer), approve, read_clock,
+                     watch, follower, {"max_value_nodes": max_value_nodes,
+                                       "max_value_bytes": max_value_bytes})
 
     base = _followed(compiled, ctx, approve, on_event, observer, run_once)
     if not explore:
         return DryRunResult(base)
     found = explore_branches(compiled, run_once, limit)
     return DryRunResult(base, found.combinations, found.total, found.truncated, found.runs)
+
+
+def _once(interpreter: str, compiled: CompiledPlan, ctx: Context, executes: tuple[Any, Any],
+          approve: Any, read_clock: Callable[[], str], watch: Observer | None,
+          follower: PlanFollower | None, bounds: dict[str, Any]) -> RunResult:
+    """One run of the dry run's plan, with its ``registry`` and ``steer`` (``executes``):
+    on the interpreter asked for, followed by ``follower`` when someone watches."""
+    registry, steer = executes
+    watch = joined(watch, follower)
+    if interpreter == "sync":
+        invoke = followed_sync(follower, sync_executor(compiled, registry, steer))
+        return drive_sync(compiled, ctx, invoke, approve, read_clock, watch, **bounds,
+                          trace=True)
+    run = followed_async(follower, async_executor(compiled, registry, steer))
+    return asyncio.run(drive_async(compiled, ctx, run, approve, read_clock, observer=watch,
+                                   **bounds, trace=True))
 
 
 def _followed(compiled: CompiledPlan, context: Context, approve: Any,

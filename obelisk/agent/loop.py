@@ -60,37 +60,36 @@ async def run_agent(
     mode: Mode | str | None = None, max_ticks: int = MAX_TICKS, max_stalls: int = MAX_STALLS,
     approve: Callable[[dict[str, Any]], Any] | None = None, on_plan: OnPlan | None = None,
     clock: Callable[[], Any] | None = None, max_concurrency: int | None = None,
-    timeout: float | None = None, instances: bool = False,
+    timeout: float | None = None, instances: bool = False, on_event: EventSink | None = None,
     mocks: Mapping[str, Any] | None = None, latent_tools: Iterable[str] | None = None,
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
     refresh: Refresh | None = None, interpreter: Offload | None = None,
     budgets: Budgets | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
-    on_event: EventSink | None = None,
     _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
     """Run the agent on asyncio until it completes, stalls, fails, is cancelled or ticks out.
 
     ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
-    (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
-    the schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest
-    plan message's mode, else eager); ``approve`` asked before each call as in a plain
-    run; ``on_plan`` shown each compiled plan in lazy mode (returns a
-    :data:`PlanVerdict`); ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
+    (before the context's ``tool`` messages); ``activities`` by name; ``output_schema`` the
+    schema the output must match; ``mode`` ``eager``/``lazy`` (default: the newest plan
+    message's mode, else eager); ``approve`` asked before each call as in a plain run;
+    ``on_plan`` shown each compiled plan in lazy mode (returns a :data:`PlanVerdict`);
+    ``clock``, ``max_concurrency``, ``timeout``, ``instances`` as for
     :func:`obelisk.run_async`; ``mocks`` runs every tick as a dry run with these mocks (no
-    activity is called; ``latent_tools`` then names the latent tools the LLM still
-    answers, None: all); ``observer`` follows the run (:data:`AgentEvent`);
-    ``delegate_root`` the folder of saved requests that ``_delegate`` names, and
-    ``max_delegate_depth`` how deep delegates may nest (:mod:`obelisk.agent.delegate`);
-    ``stream`` asks the adapter's ``stream`` method and starts each call as soon as it
-    has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
-    :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
-    the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``:
-    activities run elsewhere (a DaskInterpreter); ``budgets`` what the run and its delegates
-    may spend together (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each
-    request (:mod:`obelisk.agent.sizes`); ``on_event`` is given the run's typed events
+    activity is called; ``latent_tools`` then names the latent tools the LLM still answers,
+    None: all); ``observer`` follows the run (:data:`AgentEvent`); ``delegate_root`` the
+    folder of saved requests that ``_delegate`` names, and ``max_delegate_depth`` how deep
+    delegates may nest (:mod:`obelisk.agent.delegate`); ``stream`` asks the adapter's
+    ``stream`` method and starts each call as soon as it has arrived and is ready
+    (:mod:`obelisk.agent.stream`); ``journal`` (an :class:`obelisk.Journal`) records the run
+    under ``run_id`` (a new id when None; an id the journal holds for the same start is
+    resumed): see docs/durable.md; ``refresh`` is asked before each tick for new tools and
+    activities (:data:`Refresh`); ``interpreter``: activities run elsewhere (a
+    DaskInterpreter); ``budgets`` what the run and its delegates may spend together
+    (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each request
+    (:mod:`obelisk.agent.sizes`); ``on_event`` is given the run's typed events
     (docs/observability.md). Raises :class:`AgentError` for bad options and
     :class:`obelisk.ToolError` for a bad tool.
     """
@@ -104,17 +103,15 @@ async def run_agent(
         output_schema=output_schema, max_ticks=max_ticks, max_stalls=max_stalls,
         approve=approve, on_plan=on_plan, clock=_clock(clock, dry=mocks is not None),
         max_concurrency=max_concurrency, timeout=timeout, instances=instances,
-        mocks=None if mocks is None else dict(mocks),
+        mocks=None if mocks is None else dict(mocks), observer=observer, nested=run_agent,
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
-        observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
                               llm.spending),
         stream=stream, refresh=refresh, interpreter=interpreter,
         max_request_bytes=max_request_bytes, emitter=emitter_for(on_event))
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
-    header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
-        run_id, ctx, options.tools, header)
+        run_id, ctx, options.tools, _recorded(options, None if mode is None else run_mode))
     return evolve(await _told(ctx, run_mode, evolve(options, ticks=ticks), run_id),
                   requests=llm.spending.requests)
 
