@@ -27,7 +27,13 @@ about 50 times slower than natively: the whole script takes several minutes.
 ``--pyrsistent public`` counts the same with the kernel room (``obelisk.core.pmaps``)
 switched to pyrsistent's public API: what its bucket reads save.
 
+``--baseline PATH`` counts ``run_async`` per node against the obelisk checked out at PATH
+(its source tree first on the children's ``PYTHONPATH``) instead of raw asyncio: what a
+change costs a run nobody watches (issue 30: no tracer provider and no ``on_event`` must
+stay within 2%).
+
 Run: python bench/instructions.py [--sizes 1000,10000] [--no-compile] [--pyrsistent public]
+     [--baseline PATH]
 """
 
 from __future__ import annotations
@@ -63,6 +69,9 @@ def child(engine: str, kind: str, n: int, measured: bool) -> None:
             compiling.timed(calls)
         return
     if engine == "obelisk asyncio":
+        import obelisk
+
+        print(f"obelisk from {obelisk.__file__}", file=sys.stderr)
         warm, fresh = peers.obelisk_compile(kind, n), peers.obelisk_compile(kind, n)
         assert asyncio.run(peers.obelisk_async(warm)) == peers.expected(kind, n)
         if measured:
@@ -73,9 +82,12 @@ def child(engine: str, kind: str, n: int, measured: bool) -> None:
             assert asyncio.run(peers.raw_asyncio(kind, n)) == peers.expected(kind, n)
 
 
-def count(engine: str, kind: str, n: int, measured: bool) -> int:
-    """Instructions the child executes, counted by callgrind."""
+def count(engine: str, kind: str, n: int, measured: bool, baseline: str | None = None) -> int:
+    """Instructions the child executes, counted by callgrind (with the obelisk at
+    ``baseline`` when given)."""
     env = dict(os.environ, PYTHONHASHSEED="0")  # the same hashes, the same work
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [baseline, env.get("PYTHONPATH")]))
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          __file__, "--child", engine, kind, str(n), "1" if measured else "0"],
@@ -86,9 +98,22 @@ def count(engine: str, kind: str, n: int, measured: bool) -> int:
     return int(found.group(1))
 
 
-def per_node(engine: str, kind: str, n: int) -> float:
+def per_node(engine: str, kind: str, n: int, baseline: str | None = None) -> float:
     """Instructions per node of the measured run."""
-    return (count(engine, kind, n, True) - count(engine, kind, n, False)) / n
+    return (count(engine, kind, n, True, baseline)
+            - count(engine, kind, n, False, baseline)) / n
+
+
+def against_baseline(baseline: str, sizes: list[int]) -> None:
+    """``run_async`` per node, this checkout against the one at ``baseline``."""
+    print(f"  run_async, nobody watching: this checkout against {baseline}")
+    for kind in ("fan-out", "chain"):
+        for n in sizes:
+            ours, base = per_node(ENGINES[0], kind, n), per_node(ENGINES[0], kind, n, baseline)
+            change = ours / base - 1
+            mark = "met" if abs(change) <= 0.02 else "NOT MET"
+            print(f"  {kind} {n:,}: {ours:,.0f} against {base:,.0f} instructions a node: "
+                  f"{change:+.2%} (target within 2%: {mark})", flush=True)
 
 
 def main() -> None:
@@ -100,6 +125,8 @@ def main() -> None:
                         help="leave out the compile row (about two minutes)")
     parser.add_argument("--pyrsistent", choices=["fast", "public"], default="fast",
                         help="public: pyrsistent's public API instead of the bucket reads")
+    parser.add_argument("--baseline", metavar="PATH",
+                        help="count run_async against the obelisk source tree at PATH")
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "KIND", "N", "MEASURED"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -113,6 +140,9 @@ def main() -> None:
         os.environ["OBELISK_PYRSISTENT"] = "public"
     print(f"Python {sys.version.split()[0]}; instructions per node (callgrind), "
           f"PYTHONHASHSEED=0, pyrsistent: {args.pyrsistent}")
+    if args.baseline:
+        against_baseline(args.baseline, args.sizes)
+        return
     for kind in ("fan-out", "chain"):
         for n in args.sizes:
             ours, raw = per_node(ENGINES[0], kind, n), per_node(ENGINES[1], kind, n)

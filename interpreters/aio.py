@@ -43,6 +43,7 @@ from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls
 from obelisk.interpreters.eager import Resumed, start_eagerly
 from obelisk.interpreters.events import Cancelled, Finished
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.gates import Approver, approval, within
 from obelisk.interpreters.lingering import LINGERING, Lingering
 from obelisk.interpreters.machine import advance, begin, complete_all, finish, settle
@@ -51,6 +52,7 @@ from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
 from obelisk.interpreters.stopping import kept, stop_tasks
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 
 
 async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecutor,
@@ -311,6 +313,7 @@ async def run_async(
     max_value_nodes: int | None = None,
     max_value_bytes: int | None = None,
     trace: bool | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
 
@@ -319,7 +322,19 @@ async def run_async(
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = async_activity_invoker(compiled, activities or {}, latent)
-    return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
-                             max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer, max_value_nodes=max_value_nodes,
-                             max_value_bytes=max_value_bytes, trace=trace)
+    emitter = emitter_for(on_event)
+    if emitter is None:  # nobody watches: no event is made
+        return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
+                                 max_concurrency=max_concurrency, timeout=timeout,
+                                 observer=observer, max_value_nodes=max_value_nodes,
+                                 max_value_bytes=max_value_bytes, trace=trace)
+    follower = PlanFollower(emitter, compiled, ctx, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes)) as ending:
+        result = await drive_async(
+            compiled, ctx, follower.wrap_async(invoke), approve, clock_of(clock),
+            max_concurrency=max_concurrency, timeout=timeout,
+            observer=joined(observer, follower), max_value_nodes=max_value_nodes,
+            max_value_bytes=max_value_bytes, trace=traced(trace, observer))
+        follower.end()
+        ending["status"] = result.status.value
+    return result

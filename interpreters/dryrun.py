@@ -28,10 +28,17 @@ from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor, sync_executor
 from obelisk.interpreters.explore import EXPLORE_LIMIT, Combination, forced
 from obelisk.interpreters.explore import explore as explore_branches
+from obelisk.interpreters.follower import (
+    PlanFollower,
+    followed_async,
+    followed_sync,
+    joined,
+)
 from obelisk.interpreters.mocks import Counts, check_mocks
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.reporting import report
 from obelisk.interpreters.result import CallOutcome, RunResult
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import drive_sync
 
 __all__ = ["DRY_RUN_DATE", "DryRunResult", "dry_run", "example_of_tool"]
@@ -115,6 +122,7 @@ def dry_run(
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
     max_value_bytes: int | None = None,
+    on_event: EventSink | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
 
@@ -122,8 +130,9 @@ def dry_run(
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
-    ``observer`` follows the first run's events. ``max_value_nodes`` and
-    ``max_value_bytes`` bound values as in a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
+    ``observer`` follows the first run's events, ``on_event`` is given its typed events
+    (``run_started`` says ``dry``). ``max_value_nodes`` and ``max_value_bytes`` bound
+    values as in a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
     errors and :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
@@ -133,7 +142,8 @@ def dry_run(
     compiled, ctx = prepare(plan, context, tools, instances)
     read_clock = clock_of(clock, default=lambda: DRY_RUN_DATE)
 
-    def run_once(forcing: Mapping[int, int], watch: Observer | None = None) -> RunResult:
+    def run_once(forcing: Mapping[int, int], watch: Observer | None = None,
+                 follower: PlanFollower | None = None) -> RunResult:
         # Every run counts its own invocations (for sequence mocks).
         registry = Registry(mocks=mocks, counts=Counts(), example=example_of_tool)
 
@@ -144,18 +154,44 @@ def dry_run(
                 return outcome
             return forced(compiled, invocation.node, alt, outcome, example_of_tool)
 
-        if interpreter == "sync":
-            return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),
-                              approve, read_clock, watch, max_value_nodes=max_value_nodes,
-                              max_value_bytes=max_value_bytes, trace=True)
-        return asyncio.run(drive_async(compiled, ctx, async_executor(compiled, registry, steer),
-                                       approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes,
-                                       max_value_bytes=max_value_bytes, trace=True))
+        return _once(interpreter, compiled, ctx, (registry, steer), approve, read_clock,
+                     watch, follower, {"max_value_nodes": max_value_nodes,
+                                       "max_value_bytes": max_value_bytes})
 
-    base = run_once({}, observer)
+    base = _followed(compiled, ctx, approve, on_event, observer, run_once)
     if not explore:
         return DryRunResult(base)
     found = explore_branches(compiled, run_once, limit)
     return DryRunResult(base, found.combinations, found.total, found.truncated, found.runs)
+
+
+def _once(interpreter: str, compiled: CompiledPlan, ctx: Context, executes: tuple[Any, Any],
+          approve: Any, read_clock: Callable[[], str], watch: Observer | None,
+          follower: PlanFollower | None, bounds: dict[str, Any]) -> RunResult:
+    """One run of the dry run's plan, with its ``registry`` and ``steer`` (``executes``):
+    on the interpreter asked for, followed by ``follower`` when someone watches."""
+    registry, steer = executes
+    watch = joined(watch, follower)
+    if interpreter == "sync":
+        invoke = followed_sync(follower, sync_executor(compiled, registry, steer))
+        return drive_sync(compiled, ctx, invoke, approve, read_clock, watch, **bounds,
+                          trace=True)
+    run = followed_async(follower, async_executor(compiled, registry, steer))
+    return asyncio.run(drive_async(compiled, ctx, run, approve, read_clock, observer=watch,
+                                   **bounds, trace=True))
+
+
+def _followed(compiled: CompiledPlan, context: Context, approve: Any,
+              on_event: EventSink | None, observer: Observer | None,
+              run_once: Callable[..., RunResult]) -> RunResult:
+    """The dry run's first run, its typed events told when someone watches."""
+    emitter = emitter_for(on_event)
+    if emitter is None:
+        return run_once({}, observer)
+    follower = PlanFollower(emitter, compiled, context, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes), dry=True) as ending:
+        result = run_once({}, observer, follower)
+        follower.end()
+        ending["status"] = result.status.value
+    return result
 

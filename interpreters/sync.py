@@ -22,11 +22,13 @@ from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
 from obelisk.interpreters.events import Cancelled, Finished
 from obelisk.interpreters.executors import Registry, SyncExecutor, sync_executor
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.gates import Approver, approval_sync
 from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 
 
 def drive_sync(plan: CompiledPlan, context: Context, invoke: SyncExecutor,
@@ -147,6 +149,7 @@ def run_sync(
     max_value_bytes: int | None = None,
     trace: bool | None = None,
     stop: Stop | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """Run a plan one call at a time with real activities.
 
@@ -162,10 +165,22 @@ def run_sync(
     ``threading.Event``, say, set by a signal handler) stops the run once set: the call
     running finishes and keeps its outcome, nothing more starts, and the result is
     ``cancelled``; a ``KeyboardInterrupt`` while it is set abandons the call running
-    (cancelled, started without an outcome). Returns a RunResult.
+    (cancelled, started without an outcome). ``on_event`` is given the run's typed events
+    (docs/observability.md). Returns a RunResult.
     """
     compiled, ctx = prepare(plan, context, tools, instances)
     invoke = activity_invoker(compiled, activities or {}, latent)
-    return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
-                      max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
-                      trace=trace, stop=stop)
+    emitter = emitter_for(on_event)
+    if emitter is None:  # nobody watches: no event is made
+        return drive_sync(compiled, ctx, invoke, approve, clock_of(clock), observer,
+                          max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                          trace=trace, stop=stop)
+    follower = PlanFollower(emitter, compiled, ctx, approvals=approve is not None)
+    with following(emitter, "plan", calls=len(compiled.nodes)) as ending:
+        result = drive_sync(compiled, ctx, follower.wrap_sync(invoke), approve,
+                            clock_of(clock), joined(observer, follower),
+                            max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                            trace=traced(trace, observer), stop=stop)
+        follower.end()
+        ending["status"] = result.status.value
+    return result

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from obelisk.interpreters.replaying import Replayed, replay, replay_more, replay_open
     from obelisk.interpreters.reporting import invalid_report, report, views
     from obelisk.interpreters.result import CallOutcome, RunResult
+    from obelisk.interpreters.stream import event_schema
     from obelisk.interpreters.sync import run_sync
     from obelisk.journal import (
         Durability,
@@ -124,6 +125,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "obelisk.interpreters.replaying": ("Replayed", "replay", "replay_more", "replay_open"),
     "obelisk.interpreters.reporting": ("invalid_report", "report", "views"),
     "obelisk.interpreters.result": ("CallOutcome", "RunResult"),
+    "obelisk.interpreters.stream": ("event_schema",),
     "obelisk.interpreters.sync": ("run_sync",),
     "obelisk.journal": ("Durability", "Journal", "JournalError", "JournalUnreadable",
         "JournalWriteError", "RecordKind", "idempotency_key", "recorded", "resume", "resume_agent",
@@ -229,6 +231,7 @@ __all__ = [
     "compile_plan",
     "compose_calls_schema",
     "dry_run",
+    "event_schema",
     "gc_tuned",
     "idempotency_key",
     "parse_input",

@@ -151,6 +151,26 @@ def test_the_trace_context_reaches_the_worker(cluster: Any) -> None:
     assert result.context.value("s", ("t",)) == header
 
 
+def test_a_traced_run_sends_the_calls_span_to_the_worker(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a tracer provider set and no trace_context given, each call carries its
+    # execute_tool span's context (issue 30): the worker's spans can join the run's trace.
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    with provider.get_tracer("t").start_as_current_span("caller") as caller:
+        result = dask(cluster, [{"_tool": "traced", "_outputPath": "†s.t"}])
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool traced"]
+    _, trace_id, span_id, _ = result.context.value("s", ("t",))["traceparent"].split("-")
+    assert int(trace_id, 16) == caller.get_span_context().trace_id == span.context.trace_id
+    assert int(span_id, 16) == span.context.span_id
+
+
 def test_a_tool_placed_nowhere_is_refused_before_the_run(cluster: Any) -> None:
     with pytest.raises(ToolError, match=r"tool 0 \(where\) at /x-obelisk-executor: 'gpu' is "
                                         r"not an executor: use \"local\""):

@@ -93,6 +93,12 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
     from servers import openai_completion, serve
 
     monkeypatch.chdir(ROOT)
+    # A page may set OpenTelemetry's global tracer provider (docs/observability.md): it is
+    # this test's alone, restored after it, so the tests after it run untraced.
+    from opentelemetry import trace
+
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", trace.Once())
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.setenv(key, "placeholder-key-for-the-docs-examples")
     namespace: dict[str, Any] = {"__name__": "__doc_example__", **PRELUDES.get(page.name, {})}

@@ -18,10 +18,12 @@ from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
 from obelisk.agent.sizes import MAX_REQUEST_BYTES, request_too_large
+from obelisk.agent.telemetry import answered, asked
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.interpreters.stream import Emitter, scoped
 from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Usage
 
@@ -50,9 +52,11 @@ class LLMLatent:
     def __init__(self, llm: LLM, plan: CompiledPlan, context: Context,
                  transcript: Transcript | None = None, *,
                  on_usage: Callable[[Usage], None] | None = None,
-                 max_bytes: int = MAX_REQUEST_BYTES) -> None:
+                 max_bytes: int = MAX_REQUEST_BYTES, emitter: Emitter | None = None,
+                 tick: int = 0) -> None:
         self.llm = llm
         self.max_bytes = max_bytes  # the largest sub-request sent
+        self.emitter, self.tick = emitter, tick  # the event stream: each sub-request
         self.on_usage = on_usage  # told each answer's cost (a journal records it)
         self.plan = plan
         self.context = context
@@ -71,7 +75,17 @@ class LLMLatent:
         too_large = request_too_large(request, self.max_bytes, "the call's sub-request")
         if too_large is not None:  # not sent: the call fails, as an activity's failure
             return Raised("RequestTooLarge", too_large)
-        reply = await self.llm.latent(request)
+        node = self.plan.nodes[invocation.node]
+        asking = asked(self.emitter, self.llm, self.tick, request, node=node.id,
+                       call=node.index)
+        try:
+            with scoped(self.emitter, asking):
+                reply = await self.llm.latent(request)
+        except BaseException as exc:
+            answered(self.emitter, self.llm, self.tick, None, error=exc, node=node.id,
+                     call=node.index)
+            raise
+        answered(self.emitter, self.llm, self.tick, reply, node=node.id, call=node.index)
         self.usage = self.usage + reply.usage
         if self.on_usage is not None:
             self.on_usage(reply.usage)

@@ -40,7 +40,7 @@ from obelisk.agent.options import MAX_REQUEST_BYTES, MAX_STALLS, MAX_TICKS, Opti
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
-from obelisk.agent.source import NO_JOURNAL, AgentJournal
+from obelisk.agent.source import NO_JOURNAL, AgentJournal, TickSource
 from obelisk.agent.tick import TickState, tick
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
@@ -48,6 +48,7 @@ from obelisk.interpreters.activities import Activity, Offload
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE
 from obelisk.interpreters.mocks import check_mocks
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.llm.base import LLM
 
 __all__ = ["MAX_STALLS", "MAX_TICKS", "run_agent", "run_agent_sync"]
@@ -59,7 +60,7 @@ async def run_agent(
     mode: Mode | str | None = None, max_ticks: int = MAX_TICKS, max_stalls: int = MAX_STALLS,
     approve: Callable[[dict[str, Any]], Any] | None = None, on_plan: OnPlan | None = None,
     clock: Callable[[], Any] | None = None, max_concurrency: int | None = None,
-    timeout: float | None = None, instances: bool = False,
+    timeout: float | None = None, instances: bool = False, on_event: EventSink | None = None,
     mocks: Mapping[str, Any] | None = None, latent_tools: Iterable[str] | None = None,
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
@@ -83,7 +84,8 @@ async def run_agent(
     ``refresh`` gives new tools before each tick (:data:`Refresh`); ``interpreter`` runs
     activities elsewhere (a DaskInterpreter); ``budgets`` bound what the run and its delegates
     spend (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each request
-    (:mod:`obelisk.agent.sizes`). Raises :class:`AgentError` (bad options), ToolError.
+    (:mod:`obelisk.agent.sizes`); ``on_event`` is given the run's typed events
+    (docs/observability.md). Raises :class:`AgentError` (bad options), ToolError.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
     llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
@@ -95,22 +97,17 @@ async def run_agent(
         output_schema=output_schema, max_ticks=max_ticks, max_stalls=max_stalls,
         approve=approve, on_plan=on_plan, clock=_clock(clock, dry=mocks is not None),
         max_concurrency=max_concurrency, timeout=timeout, instances=instances,
-        mocks=None if mocks is None else dict(mocks),
+        mocks=None if mocks is None else dict(mocks), observer=observer, nested=run_agent,
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
-        observer=observer, nested=run_agent,
         delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
                               llm.spending),
         stream=stream, refresh=refresh, interpreter=interpreter,
-        max_request_bytes=max_request_bytes)
+        max_request_bytes=max_request_bytes, emitter=emitter_for(on_event))
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
-    header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
-        run_id, ctx, options.tools, header)
-    result = evolve(await _loop(ctx, run_mode, evolve(options, ticks=ticks)),
-                    requests=llm.spending.requests)
-    ticks.end(result.status.value,
-              sum(1 for m in result.context.messages if m.get("type") == "error"))
-    return result
+        run_id, ctx, options.tools, _recorded(options, None if mode is None else run_mode))
+    return evolve(await _told(ctx, run_mode, evolve(options, ticks=ticks), run_id),
+                  requests=llm.spending.requests)
 
 
 def _checked(max_ticks: int, max_stalls: int, max_delegate_depth: int,
@@ -125,6 +122,40 @@ def _checked(max_ticks: int, max_stalls: int, max_delegate_depth: int,
         raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
                          "least 1")
     return budgets
+
+
+async def _told(ctx: Context, run_mode: Mode, options: Options,
+                run_id: str | None) -> AgentResult:
+    """The loop, told as a run in the event stream when someone watches (its trace
+    context recorded in the run's journal); its end recorded."""
+    chain = options.delegation.chain
+    with following(options.emitter, "agent", name=chain[-1] if chain else "obelisk",
+                   **_run_fields(options, options.ticks, run_id)) as ending:
+        _trace_recorded(options, options.ticks)
+        result = await _loop(ctx, run_mode, options)
+        ending.update(status=result.status.value, reason=result.reason,
+                      input_tokens=sum(t.usage.input_tokens for t in result.ticks),
+                      output_tokens=sum(t.usage.output_tokens for t in result.ticks))
+    options.ticks.end(result.status.value,
+                      sum(1 for m in result.context.messages if m.get("type") == "error"))
+    return result
+
+
+def _run_fields(options: Options, ticks: TickSource, run_id: str | None) -> dict[str, Any]:
+    """``run_started``'s fields: the run id, and the trace a resumed run links to."""
+    fields: dict[str, Any] = {} if run_id is None else {"run": run_id}
+    if options.emitter is not None and options.emitter.tracer is not None:
+        previous = ticks.last_trace()
+        if previous is not None:
+            fields["resumes"] = previous
+    return fields
+
+
+def _trace_recorded(options: Options, ticks: TickSource) -> None:
+    """A traced run's trace context, recorded in its journal for a later resume."""
+    tracer = None if options.emitter is None else options.emitter.tracer
+    if tracer is not None and (parent := tracer.traceparent()) is not None:
+        ticks.record_trace(parent)
 
 
 def _clock(clock: Callable[[], Any] | None, *, dry: bool) -> Callable[[], str]:
@@ -173,6 +204,8 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
             changed = await options.refresh()
             if changed is not None:
                 options = evolve(options, tools=tuple(changed[0]), activities=dict(changed[1]))
+        if options.emitter is not None:
+            options.emitter.emit("tick_started", tick=number)
         try:
             state, made, end = await tick(state, number, run_mode, options)
         except asyncio.CancelledError:  # while asking the LLM (a running plan returns instead)
@@ -181,6 +214,10 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
         options.ticks.settle()  # what replayed work cost when it was first done:
         made = evolve(made, usage=made.usage + options.ticks.recorded_usage(number))
         ticks.append(made)
+        if options.emitter is not None:
+            options.emitter.emit("tick_ended", tick=number, errors=list(made.errors),
+                                 input_tokens=made.usage.input_tokens,
+                                 output_tokens=made.usage.output_tokens)
         if observer is not None:
             added = state.context.messages[before:]
             observer(TickEnded(made, tuple(thaw(m) for m in added if m.get("type") == "error")))

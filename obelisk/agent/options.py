@@ -14,6 +14,7 @@ from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NoJournal, TickSource
 from obelisk.core.size import MAX_REQUEST_BYTES
 from obelisk.interpreters.activities import Activity, Offload
+from obelisk.interpreters.stream import Emitter
 from obelisk.llm.base import LLM
 
 __all__ = ["MAX_REQUEST_BYTES", "MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
@@ -57,6 +58,8 @@ class Options:
     #: the run is not recorded).
     ticks: TickSource = field(factory=NoJournal)
     refresh: Refresh | None = None
+    #: The run's typed event stream (``on_event``, spans), None when nobody watches.
+    emitter: Emitter | None = None
     #: Where activities run when not here (``obelisk.dask.DaskInterpreter``; None: here).
     interpreter: Offload | None = None
     #: The largest request (or latent sub-request) sent to the LLM, in bytes.

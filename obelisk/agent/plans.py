@@ -36,6 +36,7 @@ from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.dryrun import example_of_tool
 from obelisk.interpreters.events import RunStatus
 from obelisk.interpreters.executors import Registry, async_executor
+from obelisk.interpreters.follower import PlanFollower
 from obelisk.interpreters.mocks import Counts, Turn
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import Usage
@@ -83,7 +84,8 @@ async def run_calls(calls: list[Any], context: Context, transcript: Transcript, 
         calls = list(verdict.calls)
         compiled = judge.judged(_compile_calls(calls, registry, context, mode, options))
     latent = LLMLatent(options.llm, compiled, context, transcript,
-                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes,
+                       emitter=options.emitter, tick=number)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     result = await run_plan(compiled, context, latent, options, delegates, number)
     if options.observer is not None:
@@ -168,7 +170,9 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
             observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
             interpreter=options.interpreter, _spending=nested.spending,
-            max_request_bytes=options.max_request_bytes)
+            max_request_bytes=options.max_request_bytes,
+            on_event=None if options.emitter is None else options.emitter.relay(
+                delegate=list(nested.chain)))
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.
@@ -204,9 +208,18 @@ async def run_plan(plan: CompiledPlan, context: Context, latent: LLMLatent,
     invoked again keeps its own."""
     registry = registry_of(options, latent, delegates,
                            _Turns(plan, options.ticks.invoked(number)))
-    return await options.ticks.run_tick(
-        number, plan, context, async_executor(plan, registry), options.approve,
-        options.clock, max_concurrency=options.max_concurrency, timeout=options.timeout)
+    invoke = async_executor(plan, registry)
+    follower = None
+    if options.emitter is not None:
+        follower = PlanFollower(options.emitter, plan, context, tick=number,
+                                isolate_invalid=True, approvals=options.approve is not None)
+        invoke = follower.wrap_async(invoke)
+    result = await options.ticks.run_tick(
+        number, plan, context, invoke, options.approve, options.clock,
+        max_concurrency=options.max_concurrency, timeout=options.timeout, observer=follower)
+    if follower is not None:
+        follower.end()
+    return result
 
 
 class _Turns(Counts):

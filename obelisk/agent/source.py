@@ -18,6 +18,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.common import Observer
 from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.outcomes import Outcome
@@ -45,8 +46,9 @@ class TickSource(Protocol):
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
-        """Run tick ``tick``'s plan (keeping going past invalid calls), recorded."""
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
+        """Run tick ``tick``'s plan (keeping going past invalid calls), recorded;
+        ``observer`` follows its run events (the event stream)."""
 
     def end(self, status: str, errors: int) -> None:
         """Record the run's end."""
@@ -74,6 +76,12 @@ class TickSource(Protocol):
     def invoked(self, tick: int) -> tuple[int, ...]:
         """The nodes of ``tick``'s plan recorded as invoked, in order (a dry run's mock
         turns follow it)."""
+
+    def last_trace(self) -> str | None:
+        """The trace context recorded last for the run (a resumed run links to it)."""
+
+    def record_trace(self, traceparent: str) -> None:
+        """Record the trace context of the run as it goes on here."""
 
     def stream_tick(self, tick: int) -> StreamJournal:
         """The journal of streamed tick ``tick``."""
@@ -148,11 +156,12 @@ class NoJournal:
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
         """The plan run through the asyncio interpreter, keeping going past invalid calls."""
         return await drive_async(plan, context, invoke, approve, clock,
                                  max_concurrency=max_concurrency, timeout=timeout,
-                                 isolate_invalid=True)
+                                 isolate_invalid=True, observer=observer,
+                                 trace=False)
 
     def end(self, status: str, errors: int) -> None:
         """Nothing is recorded."""
@@ -181,6 +190,13 @@ class NoJournal:
     def invoked(self, tick: int) -> tuple[int, ...]:
         """No node was invoked before."""
         return ()
+
+    def last_trace(self) -> str | None:
+        """Nothing was recorded."""
+        return None
+
+    def record_trace(self, traceparent: str) -> None:
+        """Nothing is recorded."""
 
     def stream_tick(self, tick: int) -> StreamJournal:
         """A streamed tick that is not recorded either."""

@@ -17,6 +17,7 @@ from obelisk.agent.judging import (
     Validators,
     invalid_solution,
     read_answer,
+    solution_error,
     unusable_solution,
 )
 from obelisk.agent.latent import LLMLatent
@@ -27,13 +28,17 @@ from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.sizes import data_too_large, request_too_large
 from obelisk.agent.stream import StreamedRun, run_streamed
+from obelisk.agent.streamevents import FollowedStream
+from obelisk.agent.telemetry import answered, asked
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
+from obelisk.interpreters.follower import PlanFollower
+from obelisk.interpreters.stream import scoped
 from obelisk.llm.answers import Unusable
-from obelisk.llm.base import LLMError, StreamItem, Usage
+from obelisk.llm.base import LLMError, Reply, StreamItem, Usage
 from obelisk.llm.request import Request
 
 __all__ = ["End", "TickState", "tick"]
@@ -72,10 +77,14 @@ async def tick(state: TickState, number: int, mode: Mode,
     reply = options.ticks.recorded_reply(number)
     _asked(options, number, request, replayed=reply is not None)
     if reply is None:
+        asking = asked(options.emitter, options.llm, number, request)
         try:
-            reply = await options.llm.solve(request)
+            with scoped(options.emitter, asking):
+                reply = await options.llm.solve(request)
         except LLMError as exc:
+            answered(options.emitter, options.llm, number, None, error=exc)
             return _failed(state, number, exc)
+        answered(options.emitter, options.llm, number, reply)
         options.ticks.record_solution(number, recordable(reply.value), reply.usage)
     judge = state.validators.judge(request.schema_text)
     solution = read_answer(reply.value)
@@ -191,12 +200,25 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             options.observer(CallStarted(number, call, seen, is_open))
 
     latent = LLMLatent(options.llm, compile_part([], True), context, transcript,
-                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes,
+                       emitter=options.emitter, tick=number)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
     _asked(options, number, request, replayed=bool(journal.steps))
+    follower = None
+    if options.emitter is not None and not journal.steps:  # (a replayed tick: not told)
+        judge = state.validators.judge(request.schema_text)
+        follower = PlanFollower(options.emitter, compile_part([], True), context, tick=number,
+                                isolate_invalid=True, open=True,
+                                approvals=options.approve is not None)
+        journal = FollowedStream(journal, follower, lambda solution, usage, first: answered(
+            options.emitter, options.llm, number, Reply(solution, usage), first_call=first),
+            lambda calls: judge.judged(compile_part(calls, False)),
+            lambda solution: solution_error(judge, solution) is None)
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
+        if follower is not None:
+            asked(options.emitter, options.llm, number, request, stream=True)
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
             items, context, compile_part, state.validators.judge(request.schema_text),
@@ -204,10 +226,13 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
+        answered(options.emitter, options.llm, number, None, error=exc)
         return _failed(state, number, exc)
     except NotImplementedError:
         raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
                          "stream=True (--stream)") from None
+    if follower is not None:
+        follower.end()
     return _streamed_end(state, number, streamed, streamed.usage + latent.usage
                          + delegates.usage, options)
 

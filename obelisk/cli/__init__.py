@@ -77,6 +77,7 @@ COMMANDS: tuple[Command, ...] = (
     _row("run", "run a plan with real activities", "run", "RUN"),
     _row("resume", "continue a run recorded with --journal", "durable", "RESUME"),
     _row("history", "print the events a journal recorded for a run", "durable", "HISTORY"),
+    _row("report", "write a run's report as one HTML page", "htmlreport", "REPORT"),
     _row("submit", "record a plan's run for a worker to run", "worker", "SUBMIT"),
     _row("worker", "run the runs a shared journal holds for workers", "worker", "WORKER"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),

@@ -65,6 +65,7 @@ from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_agent as dask_agent
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import (
     activities_for,
@@ -113,6 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--interpreter", choices=["asyncio", "dask"], default="asyncio",
                         help="dask: run the activities on a Dask cluster")
+    add_events_argument(parser)
     add_journal_arguments(parser)
     add_mcp_arguments(parser, runs=True)
     add_dask_arguments(parser)
@@ -324,12 +326,14 @@ def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
     """The agent run, Ctrl-C and SIGTERM stopping it (:mod:`obelisk.cli.interrupt`)."""
     where = args.file
     try:
-        if args.interpreter == "dask":
-            return dask_agent(args, context, llm, options)
-        if options.get("activities"):  # so the terminal can say which still run
-            options["activities"] = {name: stops.wrap(name, fn)
-                                     for name, fn in options["activities"].items()}
-        return stops.run_async(lambda: run_agent(context, llm, **options))
+        with events_file(args.events) as on_event:
+            options = {**options, "on_event": on_event}
+            if args.interpreter == "dask":
+                return dask_agent(args, context, llm, options)
+            if options.get("activities"):  # so the terminal can say which still run
+                options["activities"] = {name: stops.wrap(name, fn)
+                                         for name, fn in options["activities"].items()}
+            return stops.run_async(lambda: run_agent(context, llm, **options))
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None
 

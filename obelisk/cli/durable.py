@@ -34,6 +34,7 @@ from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments
 from obelisk.cli.dask import resume_plan as dask_resume
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
@@ -76,6 +77,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
+    add_events_argument(parser)
     add_mcp_arguments(parser, runs=True)
     add_dask_arguments(parser)
 
@@ -155,10 +157,11 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     if activities:
         activities = {name: stops.wrap(name, fn) for name, fn in activities.items()}
     try:
-        result = stops.run_async(lambda: resume_agent(
-            journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
-            on_plan=on_plan, observer=None if args.json else tick_printer(out),
-            take_over=args.take_over))
+        with events_file(args.events) as on_event:
+            result = stops.run_async(lambda: resume_agent(
+                journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
+                on_plan=on_plan, observer=None if args.json else tick_printer(out),
+                take_over=args.take_over, on_event=on_event))
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
@@ -173,17 +176,18 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
             args: argparse.Namespace, stops: Interrupts) -> RunResult:
-    if interpreter == "dask":
+    if interpreter == "dask":  # (--events refused before: _check_run_options)
         return dask_resume(args, journal, run_id, activities, display.approve, display.observe)
-    if interpreter == "asyncio":
-        return stops.run_async(lambda: resume_async(
-            journal, run_id, activities=activities, approve=display.approve,
-            max_concurrency=args.max_concurrency, timeout=args.timeout,
-            observer=display.observe, take_over=args.take_over))
-    with stops.sync():
-        return resume_plan(journal, run_id, activities=activities, approve=display.approve,
-                           interpreter="sync", observer=display.observe,
-                           take_over=args.take_over, stop=stops.stop)
+    with events_file(args.events) as on_event:
+        if interpreter == "asyncio":
+            return stops.run_async(lambda: resume_async(
+                journal, run_id, activities=activities, approve=display.approve,
+                max_concurrency=args.max_concurrency, timeout=args.timeout,
+                observer=display.observe, take_over=args.take_over, on_event=on_event))
+        with stops.sync():
+            return resume_plan(journal, run_id, activities=activities, approve=display.approve,
+                               interpreter="sync", observer=display.observe,
+                               take_over=args.take_over, stop=stops.stop, on_event=on_event)
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:

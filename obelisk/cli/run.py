@@ -36,6 +36,7 @@ from obelisk.cli.common import (
 )
 from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_plan as dask_run
+from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import EXIT_INTERRUPTED, Interrupts
 from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
@@ -57,6 +58,7 @@ def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--explore", action="store_true", help="run every combination of branches")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
+    add_events_argument(parser)
 
 
 def _mocks(pf: PlanFile, paths: list[str] | None) -> dict[str, Any]:
@@ -98,7 +100,9 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             render_refusal(plan, pf, err)
         return EXIT_FAILED
     try:
-        result = dry_run(plan, mocks=mocks, interpreter=args.interpreter, explore=args.explore)
+        with events_file(args.events) as on_event:
+            result = dry_run(plan, mocks=mocks, interpreter=args.interpreter,
+                             explore=args.explore, on_event=on_event)
     except MockError as exc:
         raise InputError(f"{', '.join(args.mocks or [pf.name])}: {exc}") from None
     render_notes(notes, pf, err)  # after the mocks were read: bad input says only that
@@ -129,6 +133,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
+    add_events_argument(parser)
     add_journal_arguments(parser)
     add_dask_arguments(parser)
 
@@ -175,6 +180,9 @@ def open_journal(path: str, durability: str = "sync", *, create: bool = True,
 
 def _check_run_options(args: argparse.Namespace) -> None:
     check_dask_options(args)
+    if getattr(args, "events", None) and args.interpreter == "dask":
+        raise InputError("--events is not supported with --interpreter dask yet: run with "
+                         "--interpreter asyncio to record the run's events")
     if args.interpreter == "sync" and (args.timeout is not None
                                        or args.max_concurrency is not None):
         # The sync interpreter runs one call at a time and cannot interrupt one: say so
@@ -208,8 +216,8 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
-        with gc_tuned(len(plan.nodes), freeze=True):
-            result = _run(args, plan, tracked, display, stops)
+        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events) as on_event:
+            result = _run(args, plan, tracked, display, stops, on_event)
     except BaseException:
         display.progress.close()
         raise
@@ -218,22 +226,22 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
-         display: Display, stops: Interrupts) -> RunResult:
+         display: Display, stops: Interrupts, on_event: Any = None) -> RunResult:
     """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time;
     Ctrl-C and SIGTERM stop it (:mod:`obelisk.cli.interrupt`)."""
     if args.journal:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
-            return _run_journaled(args, plan, journal, tracked, display, stops)
+            return _run_journaled(args, plan, journal, tracked, display, stops, on_event)
     if args.interpreter == "dask":
         return dask_run(args, plan, tracked, display.approve, display.observe)
     if args.interpreter == "asyncio":
         return stops.run_async(lambda: run_async(
             plan, activities=tracked, approve=display.approve,
             max_concurrency=args.max_concurrency, timeout=args.timeout,
-            observer=display.observe))
+            observer=display.observe, on_event=on_event))
     with stops.sync():
         return run_sync(plan, activities=tracked, approve=display.approve,
-                        observer=display.observe, stop=stops.stop)
+                        observer=display.observe, stop=stops.stop, on_event=on_event)
 
 
 class Display:
@@ -276,7 +284,7 @@ class Display:
 
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
                    activities: Mapping[str, Any], display: Display,
-                   stops: Interrupts) -> RunResult:
+                   stops: Interrupts, on_event: Any = None) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
     print(f"journal: run {run_id} in {journal.name}", file=stops.err)
     try:
@@ -287,11 +295,11 @@ def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journa
             return stops.run_async(lambda: run_durable_async(
                 plan, journal=journal, run_id=run_id, activities=activities,
                 approve=display.approve, max_concurrency=args.max_concurrency,
-                timeout=args.timeout, observer=display.observe))
+                timeout=args.timeout, observer=display.observe, on_event=on_event))
         with stops.sync():
             return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
                                approve=display.approve, observer=display.observe,
-                               stop=stops.stop)
+                               stop=stops.stop, on_event=on_event)
     except JournalUnreadable as exc:
         raise InputError(str(exc)) from None
 

@@ -34,13 +34,16 @@ from obelisk.dask.placement import Placement, placement_of
 from obelisk.dask.worker import Payload, Stop, run_call
 from obelisk.interpreters.activities import Activity, Branch, Resident, in_thread, is_async
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.interpreters.stream import trace_carrier
 from obelisk.journal.session import at_most_once_schema
 
 __all__ = ["DaskInterpreter", "TraceContext"]
 
 #: Gives the trace context of the call about to be sent (W3C trace-context headers, such
 #: as ``traceparent``), read in the client as the call starts; a worker's activity reads
-#: it with :func:`obelisk.dask.trace_context`.
+#: it with :func:`obelisk.dask.trace_context`. Without one, a call carries the current
+#: OpenTelemetry span's (its ``execute_tool`` span in a traced agent run) when a tracer
+#: provider is set (:func:`obelisk.interpreters.stream.trace_carrier`), else nothing.
 TraceContext = Callable[[], Mapping[str, str]]
 
 
@@ -161,10 +164,9 @@ class DaskActivity:
         key = call.get("_idempotencyKey")
         if not isinstance(key, str):  # a run without a journal: a key of its own
             key = call["_idempotencyKey"] = uuid.uuid4().hex
-        trace = host.trace_context
+        trace = host.trace_context or trace_carrier
         payload = Payload(path, call, tool, context.to_json() if context.messages else None,
-                          key if at_most_once_schema(tool) else None,
-                          dict(trace()) if trace is not None else {})
+                          key if at_most_once_schema(tool) else None, dict(trace()))
         return _given(await host.submit(payload, self.name))
 
 

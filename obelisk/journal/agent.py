@@ -22,12 +22,13 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.interpreters.aio import drive_async
+from obelisk.interpreters.common import Observer
 from obelisk.interpreters.executors import AsyncExecutor
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.agentrows import AgentRows, agent_header, review_data, usage_data
 from obelisk.journal.codec import dumps
 from obelisk.journal.lease import Tenure
-from obelisk.journal.recorder import RunRecorder, utc_stamp
+from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
 from obelisk.journal.session import Session, async_invoker, replayed_session, watched
 from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind, RunHeader
 from obelisk.journal.streamtick import StreamTick
@@ -74,6 +75,7 @@ class AgentRun:
                                     chain=chain, key_run=self.key_run, tenure=tenure)
         self.recorder.load_solutions(records)
         self._rows = AgentRows(f"{journal.name}: run {run_id!r}", records)
+        self._trace = last_trace(records)
         self.ended = self._rows.ended
         # A delegate whose call's outcome is recorded does not run again: what its run
         # cost (recorded in its own rows) is this run's recorded cost.
@@ -142,10 +144,18 @@ class AgentRun:
         """The nodes of ``tick``'s plan recorded as invoked, in the order they were."""
         return tuple(self._rows.invoked.get(tick, ()))
 
+    def last_trace(self) -> str | None:
+        """The traceparent the run's last ``trace`` row holds (None for a new run)."""
+        return self._trace
+
+    def record_trace(self, traceparent: str) -> None:
+        """Record the run's trace context (with the next committed row)."""
+        self.recorder.traced(traceparent)
+
     async def run_tick(self, tick: int, plan: CompiledPlan, context: Context,
                        invoke: AsyncExecutor, approve: Callable[[dict[str, Any]], Any] | None,
                        clock: Callable[[], str], *, max_concurrency: int | None,
-                       timeout: float | None) -> RunResult:
+                       timeout: float | None, observer: Observer | None = None) -> RunResult:
         """Run (or replay, then continue) tick ``tick``'s plan, recording its events; each
         call gets its idempotency key (run id, delegate chain, tick, call, instance)."""
         self.recorder.begin_tick(tick, plan)
@@ -160,7 +170,7 @@ class AgentRun:
             return await drive_async(plan, context,
                                      async_invoker(invoke, session, always=self.dry), approve,
                                      clock, max_concurrency=max_concurrency, timeout=timeout,
-                                     observer=watched(session, None), isolate_invalid=True,
+                                     observer=watched(session, observer), isolate_invalid=True,
                                      resume=session.replayed)
         finally:
             with contextlib.suppress(Exception):  # the run's own error wins

@@ -17,6 +17,7 @@ from obelisk.agent.result import AgentResult
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.stream import EventSink
 from obelisk.journal.run import resume_plan
 from obelisk.journal.store import JournalUnreadable, RunHeader
 from obelisk.llm.base import LLM
@@ -68,13 +69,15 @@ async def resume_agent(journal: Journal, run_id: str | None = None, *, llm: LLM,
                        clock: Callable[[], Any] | None = None,
                        observer: AgentObserver | None = None,
                        delegate_root: str | os.PathLike[str] | None = None,
-                       on_plan: OnPlan | None = None, take_over: bool = False) -> AgentResult:
+                       on_plan: OnPlan | None = None, take_over: bool = False,
+                       on_event: EventSink | None = None) -> AgentResult:
     """Continue the agent run ``run_id`` (None: the newest) of ``journal``: recorded ticks
     are replayed (the LLM is not asked again for them, recorded calls do not run again,
     recorded ``on_plan`` verdicts are not asked again), then the loop goes on with ``llm``.
     A run that had ended returns its result again. A dry run goes on with its recorded
     mocks, a streamed one streaming; ``on_plan`` is needed when the run had one.
-    ``take_over``: claim the run even while another owner's lease on it is live."""
+    ``take_over``: claim the run even while another owner's lease on it is live;
+    ``on_event`` is given the resumed run's typed events."""
     run = recorded_agent(journal, run_id)
     options = run.options
     where = f"{journal.name}: run {run.header.run_id!r}"
@@ -91,7 +94,7 @@ async def resume_agent(journal: Journal, run_id: str | None = None, *, llm: LLM,
     tenure = journal.claim(run.header.run_id, take_over=take_over)
     try:
         return await _go_on(journal, run, llm, activities, approve, clock, observer,
-                            delegate_root, on_plan)
+                            delegate_root, on_plan, on_event)
     finally:
         journal.leases.release(tenure)
 
@@ -101,7 +104,7 @@ async def _go_on(journal: Journal, run: RecordedAgent, llm: LLM,
                  approve: Callable[[dict[str, Any]], Any] | None,
                  clock: Callable[[], Any] | None, observer: AgentObserver | None,
                  delegate_root: str | os.PathLike[str] | None,
-                 on_plan: OnPlan | None) -> AgentResult:
+                 on_plan: OnPlan | None, on_event: EventSink | None = None) -> AgentResult:
     """The agent loop, from the recorded start of the held run ``run``."""
     options = run.options
     return await run_agent(
@@ -113,7 +116,8 @@ async def _go_on(journal: Journal, run: RecordedAgent, llm: LLM,
         instances=bool(options.get("instances")), observer=observer, on_plan=on_plan,
         mocks=options.get("mocks"), latent_tools=options.get("latent_tools"),
         stream=bool(options.get("stream")),
-        delegate_root=delegate_root, journal=journal, run_id=run.header.run_id)
+        delegate_root=delegate_root, journal=journal, run_id=run.header.run_id,
+        on_event=on_event)
 
 
 def resume(journal: Journal, run_id: str | None = None, *,
@@ -124,7 +128,8 @@ def resume(journal: Journal, run_id: str | None = None, *,
            max_concurrency: int | None = None, timeout: float | None = None,
            observer: Callable[[Any], None] | None = None,
            on_plan: Callable[[Any], Any] | None = None,
-           take_over: bool = False) -> RunResult | AgentResult:
+           take_over: bool = False,
+           on_event: EventSink | None = None) -> RunResult | AgentResult:
     """Continue the run ``run_id`` (None: the newest) of ``journal`` and return its result
     (a :class:`RunResult`, or an :class:`obelisk.AgentResult` for an agent run).
 
@@ -146,8 +151,9 @@ def resume(journal: Journal, run_id: str | None = None, *,
                                     "an LLM (llm=..., --llm on the command line)")
         return asyncio.run(resume_agent(journal, run_id, llm=llm, activities=activities,
                                         approve=approve, clock=clock, observer=observer,
-                                        on_plan=on_plan, take_over=take_over))
+                                        on_plan=on_plan, take_over=take_over,
+                                        on_event=on_event))
     return resume_plan(journal, run_id, activities=activities, approve=approve,
                        latent=latent, clock=clock, interpreter=interpreter,
                        max_concurrency=max_concurrency, timeout=timeout, observer=observer,
-                       take_over=take_over)
+                       take_over=take_over, on_event=on_event)

@@ -4,10 +4,11 @@ call's invocation with its idempotency key, and the agent loop's solutions.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -212,6 +213,10 @@ class RunRecorder:
         """Record that the run was resumed (for the history's reader)."""
         self._add(RecordKind.RESUME, None, dumps({"at": utc_stamp()}), commit=True)
 
+    def traced(self, traceparent: str) -> None:
+        """Record the trace context of the run as it goes on here (a resume links to it)."""
+        self._add(RecordKind.TRACE, None, dumps({"traceparent": traceparent}), commit=False)
+
     def end(self, result: RunResult) -> None:
         """Record the run's end (its status and number of error messages) and commit."""
         self.ended(str(result.status), len(result.errors))
@@ -258,3 +263,13 @@ class RunRecorder:
         for record in records:
             if record.kind is RecordKind.SOLUTION and record.node is not None:
                 self._solutions[record.node] = record.data or "null"
+
+
+def last_trace(records: Iterable[Record]) -> str | None:
+    """The traceparent the run's last ``trace`` row holds."""
+    found = None
+    for record in records:
+        if record.kind is RecordKind.TRACE:
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                found = json.loads(record.data or "").get("traceparent")
+    return found if isinstance(found, str) else None

@@ -11,9 +11,10 @@ driven, and released when the drive ends, however it ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
@@ -27,13 +28,15 @@ from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.cancel import Stop
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
+from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import header_of
 from obelisk.journal.lease import Tenure
-from obelisk.journal.recorder import RunRecorder, utc_stamp
+from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
 from obelisk.journal.session import (
     Session,
     async_invoker,
@@ -129,13 +132,19 @@ def _drive(session: Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None,
            watch: Observer | None = None, trace: bool | None = None,
-           stop: Stop | None = None) -> RunResult:
+           stop: Stop | None = None, on_event: EventSink | None = None) -> RunResult:
     invoke = sync_invoker(activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
+    follower = _follower(session, plan, context, approve, replayed, on_event)
     try:
-        result = drive_sync(plan, context, invoke, approve, clock_of(clock),
-                            watched(session, watch), resume=replayed, trace=keep, stop=stop)
+        with _following(follower, session) as ending:
+            if follower is not None:
+                watch, invoke = joined(watch, follower), follower.wrap_sync(invoke)
+            result = drive_sync(plan, context, invoke, approve, clock_of(clock),
+                                watched(session, watch), resume=replayed, trace=keep,
+                                stop=stop)
+            _ended(follower, ending, result)
     finally:
         _finish(session, result)
     return result
@@ -145,18 +154,62 @@ async def _drive_async(session: Session, plan: CompiledPlan, context: Context,
                        activities: Mapping[str, Activity] | None, approve: Approval | None,
                        latent: Activity | None, clock: Callable[[], Any] | None,
                        max_concurrency: int | None, timeout: float | None,
-                       watch: Observer | None = None, trace: bool | None = None) -> RunResult:
+                       watch: Observer | None = None, trace: bool | None = None,
+                       on_event: EventSink | None = None) -> RunResult:
     invoke = async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
+    follower = _follower(session, plan, context, approve, replayed, on_event)
     try:
-        result = await drive_async(plan, context, invoke, approve, clock_of(clock),
-                                   max_concurrency=max_concurrency, timeout=timeout,
-                                   observer=watched(session, watch), resume=replayed,
-                                   trace=keep)
+        with _following(follower, session) as ending:
+            if follower is not None:
+                watch, invoke = joined(watch, follower), follower.wrap_async(invoke)
+            result = await drive_async(plan, context, invoke, approve, clock_of(clock),
+                                       max_concurrency=max_concurrency, timeout=timeout,
+                                       observer=watched(session, watch), resume=replayed,
+                                       trace=keep)
+            _ended(follower, ending, result)
     finally:
         _finish(session, result)
     return result
+
+
+def _follower(session: Session, plan: CompiledPlan, context: Context,
+              approve: Approval | None, replayed: Replayed | None,
+              on_event: EventSink | None) -> PlanFollower | None:
+    """The event stream's follower of a durable run (None when nobody watches): a resumed
+    run's follows on from the replayed state."""
+    emitter = emitter_for(on_event)
+    if emitter is None:
+        return None
+    return PlanFollower(emitter, plan, context, approvals=approve is not None,
+                        resumed=replayed)
+
+
+@contextlib.contextmanager
+def _following(follower: PlanFollower | None, session: Session) -> Iterator[dict[str, Any]]:
+    """``run_started``/``run_ended`` around a durable run (with its run id; ``resumed``
+    when it goes on from its journal). A traced run records its trace context in the
+    journal, and a resumed one links its new trace to the one recorded last."""
+    if follower is None:
+        yield {}
+        return
+    recorder, tracer = session.recorder, follower.emitter.tracer
+    fields: dict[str, Any] = {"run": recorder.run_id, "calls": len(follower.plan.nodes)}
+    if session.replayed is not None:
+        fields["resumed"] = True
+        if tracer is not None:
+            fields["resumes"] = last_trace(recorder.journal.records(recorder.run_id))
+    with following(follower.emitter, "plan", **fields) as ending:
+        if tracer is not None and (parent := tracer.traceparent()) is not None:
+            recorder.traced(parent)
+        yield ending
+
+
+def _ended(follower: PlanFollower | None, ending: dict[str, Any], result: RunResult) -> None:
+    if follower is not None:
+        follower.end()
+        ending["status"] = result.status.value
 
 
 def _finish(session: Session, result: RunResult | None) -> None:
@@ -189,6 +242,7 @@ def run_durable(
     observer: Observer | None = None,
     trace: bool | None = None,
     stop: Stop | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_sync`, recorded in ``journal`` under ``run_id`` (a new id when
     None; the id is ``result`` 's ``journal_run`` in the journal's runs). ``stop`` as for
@@ -206,7 +260,7 @@ def run_durable(
     session = _open_session(journal, run_id, compiled, ctx,
                             plan_options(compiled, approve, "sync", None, None))
     return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace,
-                  stop)
+                  stop, on_event)
 
 
 async def run_durable_async(
@@ -226,6 +280,7 @@ async def run_durable_async(
     observer: Observer | None = None,
     trace: bool | None = None,
     interpreter: str = "asyncio",
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`).
     ``interpreter`` is the name the run's header records (``obelisk.run_dask`` records
@@ -234,7 +289,7 @@ async def run_durable_async(
     session = _open_session(journal, run_id, compiled, ctx, plan_options(
         compiled, approve, interpreter, max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
-                              max_concurrency, timeout, observer, trace)
+                              max_concurrency, timeout, observer, trace, on_event)
 
 
 @frozen
@@ -284,7 +339,7 @@ def resume_plan(journal: Journal, run_id: str | None = None, *,
                 clock: Callable[[], Any] | None = None, interpreter: str | None = None,
                 max_concurrency: int | None = None, timeout: float | None = None,
                 observer: Observer | None = None, take_over: bool = False,
-                stop: Stop | None = None) -> RunResult:
+                stop: Stop | None = None, on_event: EventSink | None = None) -> RunResult:
     """Continue the plan's run ``run_id`` (None: the newest): see
     :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one;
     ``stop`` as for ``run_sync`` (the sync interpreter)."""
@@ -298,9 +353,10 @@ def resume_plan(journal: Journal, run_id: str | None = None, *,
     run, session = _resumable(journal, run.header.run_id, approve, take_over, run)
     if chosen == "asyncio":
         return asyncio.run(_drive_async(session, run.plan, run.context, activities, approve,
-                                        latent, clock, max_concurrency, timeout, observer))
+                                        latent, clock, max_concurrency, timeout, observer,
+                                        on_event=on_event))
     return _drive(session, run.plan, run.context, activities, approve, latent, clock, observer,
-                  stop=stop)
+                  stop=stop, on_event=on_event)
 
 
 async def resume_async(journal: Journal, run_id: str | None = None, *,
@@ -310,9 +366,10 @@ async def resume_async(journal: Journal, run_id: str | None = None, *,
                        max_concurrency: int | None = None,
                        timeout: float | None = None,
                        observer: Observer | None = None,
-                       take_over: bool = False) -> RunResult:
+                       take_over: bool = False,
+                       on_event: EventSink | None = None) -> RunResult:
     """:func:`obelisk.journal.resume` on the running event loop, with the asyncio
     interpreter (a plan's run)."""
     run, session = _resumable(journal, run_id, approve, take_over)
     return await _drive_async(session, run.plan, run.context, activities, approve, latent,
-                              clock, max_concurrency, timeout, observer)
+                              clock, max_concurrency, timeout, observer, on_event=on_event)

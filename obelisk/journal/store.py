@@ -64,6 +64,9 @@ class RecordKind(str, enum.Enum):
     DELEGATE = "delegate"
     #: The run was resumed (for the reader of the history; replay ignores it).
     RESUME = "resume"
+    #: A traced run began or resumed: ``data`` holds its root span's W3C ``traceparent``,
+    #: which the next resume links its trace to (replay ignores it).
+    TRACE = "trace"
     #: The run ended; ``data`` holds its status and its number of error messages.
     END = "end"
 

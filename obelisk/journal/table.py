@@ -140,6 +140,12 @@ def _resume(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     row.update(data)
 
 
+def _trace(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    if not isinstance(data, dict) or not isinstance(data.get("traceparent"), str):
+        raise ValueError("a trace row holds no traceparent")
+    row.update(data)
+
+
 def _review(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     review_of(data)  # checks its shape
     row["verdict"] = data
@@ -168,4 +174,5 @@ _READERS: dict[RecordKind, Callable[[_Reader, dict[str, Any], Any], None]] = {
     RecordKind.FINISH: _finish, RecordKind.DECIDE: _decide, RecordKind.END: _Reader.end,
     RecordKind.RESUME: _resume, RecordKind.REVIEW: _review, RecordKind.USAGE: _usage,
     RecordKind.DELEGATE: _delegate, RecordKind.SOLUTION: _solution, RecordKind.ADMIT: _admit,
+    RecordKind.TRACE: _trace,
 }

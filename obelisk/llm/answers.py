@@ -25,7 +25,8 @@ from attrs import frozen
 from obelisk.llm.base import redact
 
 __all__ = ["EXCERPT", "MAX_ANSWER_DEPTH", "Unusable", "count_of", "depth_over", "excerpt",
-           "field_of", "parse_answer", "redact_value", "text_depth", "unreadable"]
+           "field_of", "parse_answer", "redact_value", "text_depth", "text_or_none",
+           "unreadable"]
 
 #: The deepest nesting of an LLM's answer (objects and arrays inside each other, the
 #: answer itself counting one). Below it every step that reads an answer (the schema
@@ -141,6 +142,11 @@ def field_of(value: Any, name: str) -> Any:
     if isinstance(value, Mapping):
         return value.get(name)
     return getattr(value, name, None)
+
+
+def text_or_none(value: Any) -> str | None:
+    """A response field that should be text (an id, a finish reason), None otherwise."""
+    return value if isinstance(value, str) else None
 
 
 def count_of(value: Any) -> int:

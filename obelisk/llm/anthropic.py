@@ -22,6 +22,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from attrs import evolve
+
 from obelisk.llm.answers import (
     MAX_ANSWER_DEPTH,
     Unusable,
@@ -30,6 +32,7 @@ from obelisk.llm.answers import (
     excerpt,
     field_of,
     redact_value,
+    text_or_none,
     unreadable,
 )
 from obelisk.llm.base import (
@@ -122,7 +125,7 @@ class AnthropicLLM:
         value = reply.value
         if isinstance(value, Unusable):
             return reply
-        return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
+        return evolve(reply, value=value.get("value") if isinstance(value, dict) else None)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The solution as it is generated (``stream=True``): the forced tool's input is
@@ -246,6 +249,8 @@ class AnthropicLLM:
                 if depth_over(value):
                     return Reply(Unusable(f"the answer is nested more than {MAX_ANSWER_DEPTH} "
                                           "levels deep"), counted)
-                return Reply(redact_value(value, self._secret), counted)
+                return Reply(redact_value(value, self._secret), counted,
+                             text_or_none(field_of(response, "id")),
+                             text_or_none(field_of(response, "stop_reason")))
         return Reply(Unusable(f"the answer has no call of the tool {name!r}",
                               excerpt(texts, self._secret)), counted)

@@ -14,7 +14,7 @@ import enum
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from attrs import frozen
+from attrs import field, frozen
 
 from obelisk.core.errors import ObeliskError
 from obelisk.core.values import MISSING
@@ -51,10 +51,14 @@ class Usage:
 
 @frozen
 class Reply:
-    """An adapter's answer: ``value`` the JSON answer (plain), ``usage`` its cost."""
+    """An adapter's answer: ``value`` the JSON answer (plain), ``usage`` its cost; the
+    provider's ``response_id`` and ``finish_reason`` when it gave them (for traces: not
+    part of the answer's value)."""
 
     value: Any
     usage: Usage = Usage()
+    response_id: str | None = field(default=None, eq=False)
+    finish_reason: str | None = field(default=None, eq=False)
 
 
 @frozen

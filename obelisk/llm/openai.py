@@ -23,12 +23,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from attrs import evolve
+
 from obelisk.llm.answers import (
     Unusable,
     count_of,
     excerpt,
     field_of,
     parse_answer,
+    text_or_none,
     unreadable,
 )
 from obelisk.llm.base import (
@@ -120,7 +123,7 @@ class OpenAILLM:
         reply = await self._ask(request, strict_schema(schema))
         if isinstance(reply.value, Unusable):
             return reply
-        return Reply(drop_forced_nulls(reply.value, schema), reply.usage)
+        return evolve(reply, value=drop_forced_nulls(reply.value, schema))
 
     async def latent(self, request: Request) -> Reply:
         """A latent call's result for the sub-request (an :class:`Unusable` as for
@@ -130,7 +133,7 @@ class OpenAILLM:
         if isinstance(reply.value, Unusable):
             return reply
         value = drop_forced_nulls(reply.value, schema)
-        return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
+        return evolve(reply, value=value.get("value") if isinstance(value, dict) else None)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The solution as it is generated (``stream=True``): each call as soon as its
@@ -237,7 +240,9 @@ class OpenAILLM:
         if not isinstance(content, str):
             return Reply(Unusable("the answer is empty"), counted)
         # The key is masked before anything reads the answer: an echo of it goes nowhere.
-        return Reply(parse_answer(redact(content, self._secret), self._secret), counted)
+        return Reply(parse_answer(redact(content, self._secret), self._secret), counted,
+                     text_or_none(field_of(response, "id")),
+                     text_or_none(field_of(choices[0], "finish_reason")))
 
 
 def _usage(counted: Any) -> Usage:

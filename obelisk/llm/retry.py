@@ -18,6 +18,7 @@ from attrs import frozen
 
 from obelisk.core.errors import ObeliskError
 from obelisk.core.text import plural
+from obelisk.interpreters.stream import span_event
 from obelisk.llm.base import Failure, LLMError, redact
 
 __all__ = [
@@ -99,6 +100,8 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
                     + " (raise max_attempts or timeout, or try again later)",
                     provider=provider, status=exc.status, failure=exc.failure,
                     attempts=number) from None
+            span_event("obelisk.retry", {"obelisk.attempt": number,
+                                         "obelisk.failure": exc.failure.value})
             await sleep(policy.delay(number, exc.retry_after))
         except Malformed as exc:
             malformed += 1
@@ -107,6 +110,8 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
                     redact(f"the answer was not usable JSON {plural(malformed, 'time')}: {exc}",
                            secret),
                     provider=provider, failure=Failure.MALFORMED, attempts=number) from None
+            span_event("obelisk.retry", {"obelisk.attempt": number,
+                                         "obelisk.failure": Failure.MALFORMED.value})
 
 
 def api_key_from(explicit: str | None, variable: str, provider: str) -> str:

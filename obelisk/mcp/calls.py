@@ -4,8 +4,10 @@ The activity follows obelisk's activity protocol (``async (call, tool, context)`
 it returns is the call's result, an :class:`~obelisk.ActivityError` it raises is the
 call's failure (so ``||`` error branches apply). A ``tools/call``:
 
-- sends the call's parameters (its meta-properties left out) as ``arguments``, and the
-  call's ``_idempotencyKey`` (durable runs) in ``_meta`` as ``obelisk/idempotencyKey``;
+- sends the call's parameters (its meta-properties left out) as ``arguments``, the
+  call's ``_idempotencyKey`` (durable runs) in ``_meta`` as ``obelisk/idempotencyKey``,
+  and, when a tracer provider is set, the call's span as ``traceparent`` (and
+  ``tracestate``) in ``_meta``;
 - returns ``structuredContent`` when the server gave it, else the text content (parsed as
   JSON when it parses), else the content blocks themselves;
 - fails with the server's text when ``isError`` is true (``McpToolError``), with a
@@ -27,6 +29,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from obelisk.core.errors import ActivityError
+from obelisk.interpreters.stream import trace_carrier
 from obelisk.mcp.convert import RESERVED, McpTool
 from obelisk.mcp.link import Link, McpServerError, ServerDown, ServerLost
 
@@ -53,7 +56,9 @@ class McpActivity:
         arguments = {k: v for k, v in call.items()
                      if not k.startswith("_") or k in self._underscored}
         key = call.get("_idempotencyKey")
-        meta = {IDEMPOTENCY_META: key} if isinstance(key, str) else None
+        meta: dict[str, Any] | None = trace_carrier() or None  # the call's span, when traced
+        if isinstance(key, str):
+            meta = {**(meta or {}), IDEMPOTENCY_META: key}
         if asyncio.get_running_loop() is self.loop:
             # A task of its own: the SDK's cancel scopes must be left by the task that
             # entered them, and an interpreter may start a coroutine in one task and go

@@ -93,6 +93,7 @@ def test_openai_sends_the_strict_schema_and_reads_the_solution() -> None:
         reply = run(openai(server).solve(request()))
     assert reply.value == SOLUTION
     assert reply.usage == Usage(11, 7)
+    assert (reply.response_id, reply.finish_reason) == ("chatcmpl-1", "stop")  # for traces
     [sent] = server.requests
     assert sent.path == "/v1/chat/completions"
     assert sent.headers["authorization"] == f"Bearer {KEY}"
@@ -210,6 +211,7 @@ def test_anthropic_forces_one_tool_and_reads_its_input() -> None:
         reply = run(anthropic(server).solve(request()))
     assert reply.value == SOLUTION
     assert reply.usage == Usage(13, 5)
+    assert (reply.response_id, reply.finish_reason) == ("msg_1", "tool_use")  # for traces
     [sent] = server.requests
     assert sent.path == "/v1/messages"
     # The SDK sends the key as x-api-key or as a bearer token, depending on its version.

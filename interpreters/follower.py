@@ -1,0 +1,270 @@
+"""The follower of one plan run: the machine's run events (an interpreter's observer
+events) as call events of the typed stream (:mod:`obelisk.interpreters.stream`).
+
+It folds each event through the machine (``replay_open``/``replay_more``, the functions
+the run used, no rule of its own) to learn each call's final status, its alternative and
+the calls the machine skipped, with their reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from obelisk.compiler.nodes import CompiledPlan
+from obelisk.core.context import Context
+from obelisk.core.plain import thaw
+from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.common import reads_calls
+from obelisk.interpreters.events import (
+    FINAL,
+    Admitted,
+    Cancelled,
+    Closed,
+    Decided,
+    Finished,
+    RunEvent,
+    Started,
+    Status,
+    Waiting,
+)
+from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
+from obelisk.interpreters.machine import advance
+from obelisk.interpreters.outcomes import Approve, Deny, Outcome
+from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
+from obelisk.interpreters.state import RunState
+from obelisk.interpreters.stream import Emitter
+
+__all__ = ["MAX_EDGES_TOLD", "Joined", "PlanFollower", "followed_async", "followed_sync",
+           "joined"]
+
+
+class PlanFollower:
+    """One plan run's call events, from the machine's run events (an observer)."""
+
+    def __init__(self, emitter: Emitter, plan: CompiledPlan, context: Context | None, *,
+                 tick: int | None = None, isolate_invalid: bool = False, open: bool = False,
+                 approvals: bool = False, resumed: Replayed | None = None) -> None:
+        self.emitter, self.plan, self.tick = emitter, plan, tick
+        self.approvals = approvals
+        self.replayed = resumed if resumed is not None else replay_open(
+            plan, context, (), isolate_invalid=isolate_invalid, open=open)
+        self.reported = set(self.replayed.state.reasons)  # skips told already
+        self.ended: set[int] = set()
+        self.cancelled = False
+        self.lost = False  # the fold failed (a run picked up midway): events go on, unfolded
+        self.told = 0  # how many of the plan's nodes the ``plan`` events described
+        self.readied: set[int] = set()  # the nodes told ``call_ready``
+        self.reads_calls = emitter.content  # the call of a Started event: only as content
+
+    def _call(self, node: int, **fields: Any) -> dict[str, Any]:
+        found = self.replayed.state.plan.nodes[node]
+        out: dict[str, Any] = {"call": found.index, "node": node, "tool": found.tool}
+        if found.instance is not None:
+            out["instance"] = found.instance
+        if self.tick is not None:
+            out["tick"] = self.tick
+        out.update(fields)
+        return out
+
+    def _fold(self, event: RunEvent) -> None:
+        if self.lost:
+            return
+        try:
+            self.replayed = replay_more(self.replayed, (event,), approvals=self.approvals)
+        except Exception:  # noqa: BLE001 - a run the follower did not see begin: it
+            self.lost = True  # still tells what it sees, and never stops the run
+            return
+        self._skips(self.replayed.state)
+
+    def _skips(self, state: RunState) -> None:
+        """``call_skipped`` for each call the machine skipped since last told."""
+        reasons = state.reasons
+        if len(reasons) == len(self.reported):
+            return
+        for node in sorted(set(reasons) - self.reported):
+            self.reported.add(node)
+            if state.status[node] is Status.SKIPPED:
+                self.emitter.emit("call_skipped", **self._call(node, reason=reasons[node]))
+
+    def describe(self) -> None:
+        """``plan``: the plan's nodes and edges (its structure; the calls as written only
+        as content), once, and again for the nodes a streamed run admitted since."""
+        plan = self.replayed.state.plan
+        if self.told == len(plan.nodes):
+            return
+        nodes = plan.nodes[self.told:]
+        fields: dict[str, Any] = {"nodes": [_node_of(node) for node in nodes]}
+        first = self.told
+        if len(plan.edges) <= MAX_EDGES_TOLD:
+            fields["edges"] = [[e.writer, e.reader, list(e.alternatives)] for e in plan.edges
+                               if e.reader >= first or e.writer >= first]
+        else:
+            fields["edges_omitted"] = len(plan.edges)
+        if self.tick is not None:
+            fields["tick"] = self.tick
+        if self.emitter.content:
+            fields["calls"] = [thaw(node.call) for node in nodes]
+        self.told = len(plan.nodes)
+        self.emitter.emit("plan", **fields)
+
+    def __call__(self, event: RunEvent | Waiting) -> None:
+        """Observe one machine event (a ``Waiting`` notice tells nothing)."""
+        self.describe()
+        emit = self.emitter.emit
+        match event:
+            case Started(node=node, call=call):
+                fields: dict[str, Any] = {}
+                if self.emitter.content and call:
+                    fields["params"] = call
+                self._fold(event)
+                self.readied.add(node)
+                emit("call_ready", **self._call(node, **fields))
+            case Decided(node=node, verdict=verdict):
+                self._fold(event)
+                emit("call_approved", **self._call(node, **_verdict(verdict)))
+                self._ended(node)
+            case Finished(node=node, outcome=outcome):
+                self._fold(event)
+                self._ended(node, outcome)
+            case Cancelled():
+                self.cancelled = True
+                running = [n for n, s in enumerate(self.replayed.state.status)
+                           if s is Status.RUNNING]
+                self._fold(event)
+                for node in running:
+                    self._ended(node)
+            case Admitted(plan=extended):
+                before = len(self.replayed.state.plan.nodes)
+                self._fold(event)
+                self.describe()
+                for added in extended.nodes[before:]:
+                    emit("call_admitted", **self._call(added.id))
+            case Closed():
+                self._fold(event)
+                state = self.replayed.state  # closing fails the readers nothing will write
+                for node, status in enumerate(state.status):
+                    if status in FINAL and status is not Status.SKIPPED and node not in self.ended:
+                        self._ended(node)
+
+    def _ended(self, node: int, outcome: Outcome | None = None) -> None:
+        """``call_finished`` for a call that reached a final status (once)."""
+        state = self.replayed.state
+        status = state.status[node] if node < len(state.status) else Status.RUNNING
+        if self.lost and outcome is not None:
+            status = Status.FAILED if type(outcome).__name__ == "Raised" else Status.EXECUTED
+        if status in (Status.PENDING, Status.RUNNING) or node in self.ended:
+            return
+        self.ended.add(node)
+        fields: dict[str, Any] = {"outcome": status.value,
+                                  "alternative": state.alts.get(node, 0)}
+        if node in state.reasons:
+            fields["reason"] = state.reasons[node]
+        error = state.errors.get(node)
+        if error is not None:
+            fields["error"] = _error_of(thaw(error))
+        if self.emitter.content and outcome is not None and hasattr(outcome, "value"):
+            fields["result"] = _plain(outcome.value)
+        self.emitter.emit("call_finished", **self._call(node, **fields))
+
+    def batch(self) -> list[int]:
+        """The started calls not told ``call_ready`` yet (a loop that tells only the first
+        of a batch: the streamed tick's journal)."""
+        started = (*self.replayed.undecided, *self.replayed.running)
+        return [i.node for i in started if i.node not in self.readied]
+
+    def started(self, invocation: Invocation) -> dict[str, Any]:
+        """``call_started``: the call's activity is about to run."""
+        self.describe()
+        return self.emitter.emit("call_started", **self._call(invocation.node))
+
+    def end(self) -> None:
+        """The run's last skips: those the machine's final ``advance`` makes (a run
+        returns without asking it once nothing can run)."""
+        self.describe()
+        state = self.replayed.state
+        if not self.cancelled and not self.lost and state.running == 0 and not state.open:
+            self._skips(advance(state)[0])
+
+    def wrap_sync(self, invoke: SyncExecutor) -> SyncExecutor:
+        """The sync executor ``invoke``, telling ``call_started`` first and running in
+        the tracer's context."""
+        def run(invocation: Invocation, wait: Callable[[Any], Any]) -> Outcome:
+            with self.emitter.scope(self.started(invocation)):
+                return invoke(invocation, wait)
+        return run
+
+    def wrap_async(self, invoke: AsyncExecutor) -> AsyncExecutor:
+        """The asyncio executor ``invoke``, as :meth:`wrap_sync`."""
+        async def run(invocation: Invocation) -> Outcome:
+            with self.emitter.scope(self.started(invocation)):
+                return await invoke(invocation)
+        return run
+
+
+class Joined:
+    """Two observers of one run, in order (the caller's, then the follower)."""
+
+    def __init__(self, first: Any, second: PlanFollower) -> None:
+        self.first, self.second = first, second
+        self.reads_calls = reads_calls(first) or second.reads_calls
+
+    def __call__(self, event: RunEvent | Waiting) -> None:
+        self.first(event)
+        self.second(event)
+
+
+def joined(observer: Any, follower: PlanFollower | None) -> Any:
+    """The run's observer: ``follower`` alone, or after the caller's ``observer`` (the
+    caller's alone when nobody follows the run)."""
+    if follower is None:
+        return observer
+    return follower if observer is None else Joined(observer, follower)
+
+
+def followed_sync(follower: PlanFollower | None, invoke: SyncExecutor) -> SyncExecutor:
+    """``invoke``, telling ``follower`` each call that starts (as it is, without one)."""
+    return invoke if follower is None else follower.wrap_sync(invoke)
+
+
+def followed_async(follower: PlanFollower | None, invoke: AsyncExecutor) -> AsyncExecutor:
+    """:func:`followed_sync` for the asyncio loop."""
+    return invoke if follower is None else follower.wrap_async(invoke)
+
+
+#: Past this many edges a ``plan`` event leaves them out (says how many there were).
+MAX_EDGES_TOLD = 50_000
+
+
+def _node_of(node: Any) -> dict[str, Any]:
+    """A node as the ``plan`` event describes it."""
+    out: dict[str, Any] = {"node": node.id, "call": node.index, "tool": node.tool}
+    if node.instance is not None:
+        out["instance"] = node.instance
+    if node.output_text is not None:
+        out["output"] = node.output_text
+    return out
+
+
+def _error_of(message: Any) -> dict[str, str]:
+    """An error message's type and text."""
+    data = message.get("data") if isinstance(message, dict) else None
+    found = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(found, dict):
+        return {"type": "", "message": ""}
+    return {"type": str(found.get("type", "")), "message": str(found.get("message", ""))}
+
+
+def _verdict(verdict: Any) -> dict[str, Any]:
+    if isinstance(verdict, Approve):
+        return {"verdict": "approve"}
+    if isinstance(verdict, Deny):
+        return {"verdict": "deny", "reason": verdict.reason}
+    return {"verdict": "replace"}
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON can hold it (its repr when it is not JSON)."""
+    from obelisk.interpreters.records import json_or_repr
+
+    return json_or_repr(value)

@@ -1,0 +1,102 @@
+"""Where a report's events come from: a JSON Lines file of events (``--events``), a
+journal (a file or a ``postgresql://`` URL: the recorded run's events, read back through
+the machine), or a run's ``--json`` report (outcomes only: no times, no graph edges)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+from obelisk.jsonio import InputError
+
+__all__ = ["from_report", "load_events"]
+
+_SQLITE = b"SQLite format 3\x00"
+
+
+def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
+    """The events of the run ``source`` holds; :class:`InputError` when it holds none."""
+    if source.startswith(("postgresql://", "postgres://")) or _is_sqlite(source):
+        return _from_journal(source, run_id)
+    try:
+        text = pathlib.Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{source}: not UTF-8 text: give an events file (--events), a "
+                         "journal or a --json report") from None
+    stripped = text.lstrip()
+    if stripped.startswith("{") and "\n{" not in stripped.rstrip():
+        try:
+            whole = json.loads(stripped)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict) and "calls" in whole and "type" not in whole:
+            return from_report(whole)
+    return _from_lines(source, text)
+
+
+def _is_sqlite(source: str) -> bool:
+    try:
+        with open(source, "rb") as handle:
+            return handle.read(16) == _SQLITE
+    except OSError:
+        return False
+
+
+def _from_lines(source: str, text: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}:{number}:{exc.colno}: not a JSON event ({exc.msg}): "
+                             "give an events file written by --events") from None
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise InputError(f"{source}:{number}: not an event (an object with a \"type\")")
+        events.append(event)
+    if not events:
+        raise InputError(f"{source}: no events in it")
+    return events
+
+
+def _from_journal(source: str, run_id: str | None) -> list[dict[str, Any]]:
+    from obelisk.journal import Journal, JournalError
+    from obelisk.journal.events import recorded_events
+
+    try:
+        with Journal.open(source, create=False, read_only=True) as journal:
+            return recorded_events(journal, run_id)
+    except JournalError as exc:
+        raise InputError(str(exc)) from None
+
+
+def from_report(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``--json`` report's calls as events: the plan's nodes, each call's outcome."""
+    calls = [c for c in report.get("calls", []) if isinstance(c, dict)]
+    nodes = [{"node": n, "call": c.get("call", n), "tool": c.get("tool"),
+              **({"instance": c["instance"]} if c.get("instance") is not None else {})}
+             for n, c in enumerate(calls)]
+    events: list[dict[str, Any]] = [
+        {"type": "run_started", "kind": "plan", "calls": len(calls), "time": 0.0},
+        {"type": "plan", "nodes": nodes, "time": 0.0}]
+    for node, call in zip(nodes, calls, strict=True):
+        base = {"call": node["call"], "node": node["node"], "time": 0.0}
+        if call.get("outcome") == "skipped":
+            events.append({"type": "call_skipped", **base, "reason": call.get("reason", "")})
+        else:
+            done: dict[str, Any] = {"type": "call_finished", **base,
+                                    "outcome": call.get("outcome", "executed")}
+            if call.get("reason"):
+                done["reason"] = call["reason"]
+            if call.get("error"):
+                done["error"] = {"type": call["error"], "message": ""}
+            events.append(done)
+    events.append({"type": "run_ended", "kind": "plan", "time": 0.0, "duration": 0.0,
+                   "status": report.get("status", "completed")})
+    for seq, event in enumerate(events, 1):
+        event["seq"] = seq
+    return events
