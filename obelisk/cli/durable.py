@@ -44,7 +44,7 @@ from obelisk.cli.run import (
 )
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
-from obelisk.journal import recorded_agent, resume_agent, run_kind
+from obelisk.journal import recorded_agent, recorded_events, resume_agent, run_kind
 from obelisk.jsonio import InputError
 
 
@@ -73,7 +73,9 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an agent run's adapter: script:FILE, openai:MODEL, anthropic:MODEL")
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
-                        help="print an agent run's result as JSON")
+                        help="print the JSON report (an agent run's result as JSON)")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the Python traceback of every exception an activity raised")
     add_mcp_arguments(parser, runs=True)
 
 
@@ -84,9 +86,9 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             if run_kind(journal, args.run_id) == "agent":
                 return _resume_agent(journal, args, out, err)
-            if args.llm is not None or args.json:
-                raise InputError(f"{journal.name}: the run is a plan's run: --llm and --json "
-                                 "are for agent runs")
+            if args.llm is not None:
+                raise InputError(f"{journal.name}: the run is a plan's run: --llm is for "
+                                 "agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
             args.interpreter = interpreter
@@ -102,9 +104,11 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                         if args.activities else None)
             print(inert(f"journal: resuming run {run.header.run_id} of {journal.name}"),
                   file=err)
-            display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
-                                    from_start=False, gate=approval_for(
-                                        args, err, run.plan, list(run.plan.tools or ())))
+            display = Display.start(
+                run.plan, run.plan.tools, err, args,
+                recorded=recorded_events(journal, run.header.run_id),
+                approvals=bool(run.options.get("approvals")),
+                gate=approval_for(args, err, run.plan, list(run.plan.tools or ())))
             tracked = {name: display.exceptions.wrap(name, fn)
                        for name, fn in activities.items()}
             try:
@@ -115,7 +119,7 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise
         except JournalUnreadable as exc:
             raise InputError(str(exc)) from None
-    return finish_run(result, args.out, out, display)
+    return finish_run(result, args, out, err, display)
 
 
 def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

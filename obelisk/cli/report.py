@@ -121,6 +121,13 @@ def _exploration(explore: Mapping[str, Any]) -> Exploration:
 
 def render_report(report: RunReport, out: TextIO) -> None:
     """Print the report as a table of calls, then values, errors, exploration and status."""
+    render_body(report, out)
+    render_status(report, out)
+
+
+def render_body(report: RunReport, out: TextIO) -> None:
+    """The report without its last line: the calls, values, errors and exploration (a
+    command adds its own sections before :func:`render_status`)."""
     tools = [inert(c.tool or "?") for c in report.calls]
     width = max([len(t) for t in tools] + [4])
     print(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason", file=out)
@@ -142,7 +149,11 @@ def render_report(report: RunReport, out: TextIO) -> None:
                   file=out)
     if report.explore:
         _render_exploration(report.explore, out)
-    # The status words agree with the exit code: a run that appended errors says so.
+
+
+def render_status(report: RunReport, out: TextIO) -> None:
+    """The report's last line: ``status: completed`` (``with 2 errors`` when the run
+    appended error messages, as the exit code says)."""
     errors = len(report.errors)
     tail = f" with {errors} error{'s' if errors != 1 else ''}" if errors else ""
     print(f"\nstatus: {inert(report.status)}{tail}", file=out)
