@@ -198,10 +198,13 @@ def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               if held is not None and held.owner and held.left > 0 else "")
     print(inert(f"run {data['run']} ({data['status']}), created {data['created']}, "
                 f"{len(data['events'])} events{holder}"), file=out)
-    print(f"{'seq':>6}  {'event':<8}  {'call':>5}  {'instance':<10}  detail", file=out)
+    # An agent run's rows carry their tick too: its column comes first.
+    ticks = data.get("kind") == "agent"
+    tick = f"{'tick':>5}  " if ticks else ""
+    print(f"{'seq':>6}  {'event':<8}  {tick}{'call':>5}  {'instance':<10}  detail", file=out)
     for row in data["events"]:
-        call = row.get("call", row.get("tick", ""))
-        print(inert(f"{row['seq']:>6}  {row['event']:<8}  {call!s:>5}  "
+        tick = f"{row.get('tick', '')!s:>5}  " if ticks else ""
+        print(inert(f"{row['seq']:>6}  {row['event']:<8}  {tick}{row.get('call', '')!s:>5}  "
                     f"{row.get('instance', '')!s:<10}  {_detail(row)}"), file=out)
     return EXIT_OK
 
