@@ -33,6 +33,7 @@ from obelisk import (
     Deny,
     Replace,
 )
+from obelisk.cli.paint import colour_wanted
 from obelisk.cli.safe import inert, json_text
 from obelisk.jsonio import InputError, parse_json
 
@@ -40,9 +41,8 @@ from obelisk.jsonio import InputError, parse_json
 def console_for(stream: TextIO) -> Console:
     """A rich console on ``stream``: colour only on a terminal and without ``NO_COLOR``."""
     terminal = stream.isatty()
-    return Console(file=stream, force_terminal=terminal, no_color=bool(
-        os.environ.get("NO_COLOR")) or not terminal, highlight=False, soft_wrap=True,
-        emoji=False, markup=False)
+    return Console(file=stream, force_terminal=terminal, no_color=not colour_wanted(stream),
+                   highlight=False, soft_wrap=True, emoji=False, markup=False)
 
 
 class Exceptions:
