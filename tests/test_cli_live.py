@@ -114,22 +114,30 @@ def _activities() -> dict[str, Any]:
 # -- the live display -------------------------------------------------------------------
 
 
-def test_under_the_sync_interpreter_one_call_runs_and_the_rest_wait() -> None:
-    # Three calls ready at once: the machine starts all three, the sync loop runs one at
-    # a time. Failed before: the display showed "3 running", each with a ticking timer.
+@pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
+def test_one_call_at_a_time_runs_and_the_rest_wait(interpreter: str) -> None:
+    # Three calls ready at once: the machine starts all three, the sync loop (and asyncio
+    # with max_concurrency=1) runs one at a time. Failed before: the display showed
+    # "3 running", each with a ticking timer.
     plan = compile_plan([{"_tool": "t", "_outputPath": f"†state.c{i}"} for i in range(3)])
     progress = Progress(plan, Terminal(), enabled=True, slots=1)
     seen = []
 
     def look(*_: Any) -> int:
         progress._next_fold = 0.0  # fold now, as a refresh after the events would
-        table = progress._render()
+        assert progress._live is not None
+        with progress._live._lock:  # as rich renders: never beside its refresh thread
+            table = progress._render()
         counts = progress.counts()
         assert counts is not None
         seen.append((counts.running, counts.waiting, table.row_count))
         return 1
 
-    run_sync(plan, activities={"t": look}, observer=progress.observe)
+    if interpreter == "sync":
+        run_sync(plan, activities={"t": look}, observer=progress.observe)
+    else:
+        asyncio.run(run_async(plan, activities={"t": look}, observer=progress.observe,
+                              max_concurrency=1))
     progress.close()
     assert seen == [(1, 2, 2), (1, 1, 2), (1, 0, 2)]  # one "running" row, and the counts
 
