@@ -41,6 +41,7 @@ from obelisk.cli.run import (
     add_lease_argument,
     finish_run,
     open_journal,
+    write_context,
 )
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
@@ -151,11 +152,7 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as handle:
-                handle.write(json_text(result.context.to_json()) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        write_context(args.out, result.context)
     return print_result(result, args.json, out)
 
 

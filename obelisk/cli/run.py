@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from obelisk import (
     CompiledPlan,
+    Context,
     Journal,
     JournalError,
     JournalUnreadable,
@@ -297,14 +298,20 @@ def finish_run(result: RunResult, args: argparse.Namespace, out: TextIO, err: Te
     if args.json and args.traceback:  # the tracebacks are not JSON: beside it
         display.exceptions.render({}, err, True)
     if args.out:
-        try:
-            # json_text writes lone surrogates (and controls) as JSON escapes: the file
-            # is always valid UTF-8, and reads back to the same context.
-            with open(args.out, "w", encoding="utf-8") as handle:
-                handle.write(json_text(result.context.to_json()) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        write_context(args.out, result.context)
     return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
+
+
+def write_context(path: str, context: Context) -> None:
+    """Write a run's final context to ``path`` (``--out``) as a JSON array; a file that
+    cannot be written is bad input (exit 2)."""
+    try:
+        # json_text writes lone surrogates (and controls) as JSON escapes: the file is
+        # always valid UTF-8, and reads back to the same context.
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json_text(context.to_json()) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 DRY_RUN = Command("dry-run", "simulate a plan with mocks (no activity runs)",
