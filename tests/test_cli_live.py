@@ -247,3 +247,19 @@ def test_the_final_line_agrees_with_the_report(shapes: list[dict[str, Any]],
     assert _last_line(stream) == (f"{len(outcomes)}/{len(outcomes)} done, "
                                   f"{outcomes.count('failed')} failed, "
                                   f"{outcomes.count('skipped')} skipped")
+
+
+def test_what_is_not_a_run_event_is_left_out() -> None:
+    # An observer may be told more than the run events (a run waiting for its activities
+    # as it is cancelled): the display folds the run events only, and keeps counting.
+    plan = compile_plan([{"_tool": "ok", "_outputPath": "†state.a"}])
+    stream = Terminal()
+    progress = Progress(plan, stream, enabled=True)
+
+    def observe(event: Any) -> None:
+        progress.observe(object())
+        progress.observe(event)
+
+    run_sync(plan, activities=_activities(), observer=observe)
+    progress.close()
+    assert _last_line(stream) == "1/1 done, 0 failed, 0 skipped"

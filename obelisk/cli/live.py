@@ -33,6 +33,10 @@ from obelisk.cli.terminal import call_label, console_for
 _FINAL = frozenset({Status.EXECUTED, Status.SKIPPED, Status.FAILED, Status.CANCELLED,
                     Status.INVALID})
 
+#: The events the machine replays (by name: the command line imports nothing beneath the
+#: facade); an observer may be told others.
+_RUN_EVENTS = frozenset({"Started", "Decided", "Finished", "Cancelled", "Admitted", "Closed"})
+
 
 class Counts:
     """What the display says about a run: calls done (in a final state) of the total, and
@@ -90,8 +94,9 @@ class Progress:
         self._live.start()
 
     def observe(self, event: Any) -> None:
-        """One run event, shown at the next fold (at once when a fold is due)."""
-        if self._live is None:
+        """One run event, shown at the next fold (at once when a fold is due); what an
+        observer is told besides the run events (nothing replays it) is left out."""
+        if self._live is None or type(event).__name__ not in _RUN_EVENTS:
             return
         now = time.monotonic()
         self._events.append((now, event))
