@@ -65,8 +65,12 @@ class AgentView:
         kind = type(event).__name__
         if kind == "Asked":
             self._tick = event.tick
-            self._waiting = (f"tick {event.tick}: asking the LLM ({event.size:,} characters)",
-                             time.monotonic())
+            if getattr(event, "replayed", False):  # a resumed run's recorded tick
+                self._print(Text(f"replayed tick {event.tick} from the journal", style="dim"))
+                self._waiting = (f"tick {event.tick}: running the plan", time.monotonic())
+            else:
+                self._waiting = (f"tick {event.tick}: asking the LLM ({event.size:,} "
+                                 "characters)", time.monotonic())
         elif kind == "Ran":
             self._print_calls(event)
             self._waiting = None
@@ -94,10 +98,13 @@ class AgentView:
         written = _written(run)
         for outcome in run.calls:
             where = "" if outcome.instance is None else f" [{inert(outcome.instance)}]"
-            line = Text.assemble(f"  call {outcome.call} {inert(str(outcome.tool))}{where}: ",
+            tool = "(no _tool)" if outcome.tool is None else inert(str(outcome.tool))
+            line = Text.assemble(f"  call {outcome.call} {tool}{where}: ",
                                  (str(outcome.outcome), STYLES.get(str(outcome.outcome), "")))
             if outcome.error:
                 line.append(f" ({inert(outcome.error)})", style="red")
+            if outcome.outcome == "skipped" and outcome.reason:
+                line.append(f": {inert(outcome.reason)}", style="dim")
             value = written.get((outcome.call, outcome.instance))
             if value is not None:
                 line.append(f"  {inert(value)}", style="dim")
