@@ -7,10 +7,12 @@ generated runs; ``obelisk run --json`` prints the report."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import pathlib
 import re
+import tempfile
 from typing import Any
 
 import pytest
@@ -263,3 +265,41 @@ def test_what_is_not_a_run_event_is_left_out() -> None:
     run_sync(plan, activities=_activities(), observer=observe)
     progress.close()
     assert _last_line(stream) == "1/1 done, 0 failed, 0 skipped"
+
+
+class _Stop(BaseException):
+    """Stands for the process stopping mid-run."""
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes=st.lists(_CALL, min_size=1, max_size=6), stop_at=st.integers(0, 5))
+def test_a_resumed_runs_final_line_agrees_with_the_report(shapes: list[dict[str, Any]],
+                                                         stop_at: int) -> None:
+    from obelisk.journal import recorded_events
+
+    calls = _plan(shapes)
+    invoked = []
+
+    def stopping(name: str) -> Any:
+        def activity(*a: Any) -> Any:
+            invoked.append(name)
+            if len(invoked) > stop_at:
+                raise _Stop
+            return _activities()[name](*a)
+        return activity
+
+    with tempfile.TemporaryDirectory() as folder, \
+            obelisk.Journal.open(f"{folder}/run.db") as journal:
+        with contextlib.suppress(_Stop):
+            obelisk.run_durable(calls, journal=journal, run_id="R", activities={
+                name: stopping(name) for name in ("ok", "bad", "declined")})
+        plan = obelisk.recorded(journal, "R").plan
+        stream = Terminal()
+        progress = Progress(plan, stream, enabled=True, recorded=recorded_events(journal, "R"))
+        result = obelisk.resume(journal, "R", activities=_activities(),
+                                observer=progress.observe)
+        progress.close()
+    outcomes = [c["outcome"] for c in report(result)["calls"]]
+    assert _last_line(stream) == (f"{len(outcomes)}/{len(outcomes)} done, "
+                                  f"{outcomes.count('failed')} failed, "
+                                  f"{outcomes.count('skipped')} skipped")
