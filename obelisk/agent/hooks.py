@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from attrs import frozen
+from attrs import field, frozen
 
 from obelisk.agent.result import Tick
 from obelisk.compiler.nodes import CompiledPlan
@@ -38,9 +38,16 @@ class AgentError(ObeliskError, ValueError):
 # -- lazy mode: what on_plan answers ---------------------------------------------------------
 
 
+# Each verdict may say who made it (``by``: "alice at the terminal") and why; both are
+# recorded with it (the journal's review row, ``obelisk history``, a rejection's error).
+
+
 @frozen
 class ApprovePlan:
     """Run the plan as compiled."""
+
+    by: str | None = field(default=None, kw_only=True)
+    reason: str | None = field(default=None, kw_only=True)
 
 
 @frozen
@@ -48,13 +55,18 @@ class EditPlan:
     """Run these calls instead (compiled again; the plan message says ``edited``)."""
 
     calls: Sequence[Any]
+    by: str | None = field(default=None, kw_only=True)
+    reason: str | None = field(default=None, kw_only=True)
 
 
 @frozen
 class RejectPlan:
-    """Do not run the plan: a ``Denied`` error is appended and the tick ends."""
+    """Do not run the plan: a ``Denied`` error with the reason is appended, then the plan
+    message with every outcome ``denied`` (the LLM sees what was refused), and the tick
+    ends."""
 
     reason: str = "the plan was rejected"
+    by: str | None = field(default=None, kw_only=True)
 
 
 #: What ``on_plan`` returns (or awaits): a verdict; ``True``/``None`` approve, ``False``
@@ -82,10 +94,12 @@ def plan_verdict(answer: Any) -> PlanVerdict:
 
 @frozen
 class Asked:
-    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters.
+    ``replayed``: the tick's answer is taken from the run's journal instead (a resume)."""
 
     tick: int
     size: int
+    replayed: bool = False
 
 
 @frozen
