@@ -17,6 +17,7 @@ Every string from input is made inert and given to rich as ``Text``, never as ma
 from __future__ import annotations
 
 import inspect
+import io
 import itertools
 import json
 import time
@@ -162,9 +163,30 @@ class AgentView:
                                      f"{self.tokens_out:,} out", style="dim"))
         return table
 
+    def lines(self) -> TextIO:
+        """A stream whose lines are printed above the live part (lazy mode's plans)."""
+        return _Lines(self._print)
+
     def close(self) -> None:
         """End the live part (the printed lines stay)."""
         self._live.stop()
+
+
+class _Lines(io.StringIO):
+    """Text written here is printed, line by line, by ``show``."""
+
+    def __init__(self, show: Callable[[Text], None]) -> None:
+        super().__init__()
+        self._show = show
+
+    def write(self, text: str) -> int:
+        lines = (self.getvalue() + text).split("\n")
+        for line in lines[:-1]:
+            self._show(Text(line))
+        self.seek(0)
+        self.truncate()
+        super().write(lines[-1])
+        return len(text)
 
 
 def _written(run: Any) -> dict[tuple[int, str | None], str]:
