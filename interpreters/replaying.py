@@ -64,6 +64,14 @@ class Replayed:
         runs may resume from one replay: whoever is handed a call gets a copy)."""
         return self.running, self.undecided
 
+    def settled(self) -> RunState:
+        """The state with the skips the run makes once no call is left to finish:
+        ``advance`` of a complete record only decides its last skips (a live display's
+        final count). The replayed state as it is when ``advance`` would start a call (a
+        record that stopped early)."""
+        state, ready = advance(self.state)
+        return self.state if ready else state
+
 
 def replay_open(plan: CompiledPlan, context: Context | None, events: Iterable[RunEvent], *,
                 isolate_invalid: bool = False, open: bool = False,

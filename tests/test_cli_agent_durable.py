@@ -116,6 +116,21 @@ def test_a_lazy_run_reviewed_at_the_terminal_is_not_asked_again(
     assert "[a]pprove" not in err and json.loads(out)["output"] == 2
 
 
+def test_history_of_an_agent_run_shows_tick_and_call(files: dict[str, str]) -> None:
+    # Failed before: the tick was shown under a column named "call", and never the call.
+    run("agent", files["agent"], "--llm", "script:" + files["one"], "--activities", ACTS,
+        "--journal", files["db"], "--run", "A")
+    code, out, _ = run("history", files["db"])
+    lines = out.splitlines()
+    assert code == 0 and lines[1].split() == ["seq", "event", "tick", "call", "instance",
+                                              "detail"]
+    keys = sorted(line.split()[1:5] for line in lines[2:] if " invoke " in line)
+    assert keys == [["invoke", "1", "0", "key"], ["invoke", "1", "1", "key"]]
+    code, out, _ = run("history", files["db"], "--json")
+    assert sorted((e["tick"], e["node"], e["call"]) for e in json.loads(out)["events"]
+                  if e["event"] == "finish") == [(1, 0, 0), (1, 1, 1)]
+
+
 def test_a_resumed_agent_says_which_ticks_it_replayed(files: dict[str, str]) -> None:
     code, out, _ = run("agent", files["agent"], "--llm", "script:" + files["one"],
                        "--activities", ACTS, "--journal", files["db"], "--run", "R")

@@ -185,3 +185,21 @@ def test_a_run_the_llm_failed_goes_on_when_resumed(journal_target: str) -> None:
         assert result.status == "completed" and result.output == 1
         assert len(llm.requests) == 1  # tick 2 only
         assert obelisk.journal_history(journal, "R")["status"] == "completed"
+
+
+def test_history_names_each_agent_call_by_tick_call_and_instance(journal_target: str) -> None:
+    # Two calls mapped over two instances: four nodes, node 1 is call 0 of instance ②.
+    # Failed before: an agent run's call rows carried their tick and node, never the call.
+    context = [{"type": "input", "_instance": "①", "i": 1},
+               {"type": "input", "_instance": "②", "i": 2}]
+    first = {"calls": [{"_tool": "work", "i": "†input.i", "_outputPath": "†s.a"},
+                       {"_tool": "work", "i": 3, "prev": "†s.a", "_outputPath": "†s.b"}],
+             "output": None}
+    with Journal.open(journal_target) as journal:
+        obelisk.run_agent_sync(context, ScriptedLLM([first]), tools=agent.TOOLS,
+                               activities=acts.ACTIVITIES, journal=journal, run_id="R",
+                               instances=True)
+        events = obelisk.journal_history(journal, "R")["events"]
+    calls = {(e["tick"], e["node"], e["call"], e["instance"]) for e in events
+             if e["event"] in ("start", "invoke", "finish")}
+    assert calls == {(1, 0, 0, "①"), (1, 1, 0, "②"), (1, 2, 1, "①"), (1, 3, 1, "②")}

@@ -82,7 +82,7 @@ def test_help_lists_the_same_commands_without_their_arguments() -> None:
 
 
 def test_the_cli_keeps_its_names() -> None:
-    assert obelisk.cli.Progress is importlib.import_module("obelisk.cli.terminal").Progress
+    assert obelisk.cli.Progress is importlib.import_module("obelisk.cli.live").Progress
     assert callable(obelisk.cli.terminal_approval)
     with pytest.raises(AttributeError):
         obelisk.cli.nothing_here  # noqa: B018

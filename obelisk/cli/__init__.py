@@ -31,7 +31,8 @@ from obelisk.jsonio import InputError
 from obelisk.urls import hide_from_title
 
 if TYPE_CHECKING:
-    from obelisk.cli.terminal import Progress, terminal_approval
+    from obelisk.cli.live import Progress
+    from obelisk.cli.terminal import terminal_approval
 
 
 class _Deferred(NamedTuple):
@@ -93,7 +94,8 @@ COMMANDS: tuple[Command, ...] = (
 def __getattr__(name: str) -> Any:
     """``Progress`` and ``terminal_approval`` (rich) are imported on first use."""
     if name in ("Progress", "terminal_approval"):
-        return getattr(importlib.import_module("obelisk.cli.terminal"), name)
+        module = "live" if name == "Progress" else "terminal"
+        return getattr(importlib.import_module(f"obelisk.cli.{module}"), name)
     raise AttributeError(f"module 'obelisk.cli' has no attribute {name!r}")
 
 

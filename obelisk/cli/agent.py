@@ -62,6 +62,7 @@ from obelisk.agent import (
 )
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
+from obelisk.cli.agentview import AgentView
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_agent as dask_agent
@@ -75,7 +76,7 @@ from obelisk.cli.mcp import (
     servers_for,
 )
 from obelisk.cli.review import review, reviewer
-from obelisk.cli.run import add_journal_arguments, open_journal
+from obelisk.cli.run import add_journal_arguments, open_journal, write_context
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
 from obelisk.jsonio import InputError, load_json
@@ -111,7 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stream each solution: start calls while the rest arrive")
     parser.add_argument("--delegate-root", metavar="DIR",
                         help="the folder of saved requests that _delegate names")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as JSON, with the final context")
+    parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--interpreter", choices=["asyncio", "dask"], default="asyncio",
                         help="dask: run the activities on a Dask cluster")
     add_events_argument(parser)
@@ -250,12 +253,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     servers = servers_for(args, err, spec.get("mcp"), args.file)
     activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
-    max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
-    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
-        raise InputError(f"--max-ticks must be a positive integer, got {args.max_ticks}"
-                         if args.max_ticks is not None else
-                         f'{args.file}: "max_ticks" must be a positive integer, got '
-                         f"{json_text(max_ticks, indent=None)}")
+    max_ticks = _max_ticks(args, spec)
     try:
         context = Context.of(spec.get("context", []))
     except MessageError as exc:
@@ -287,20 +285,55 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options["approve"] = approval_for(args, err, None, options["tools"])[0]
     if servers is not None:
         options["refresh"] = agent_refresh(args, loaded)
-    if not args.json:
-        options["observer"] = tick_printer(out)
-        if lazy and not args.approve and not args.journal:
-            options["on_plan"] = plan_shown(out)
+    view = shown(args, out, err, options, lazy)
     stops = Interrupts(err)
-    if args.journal:
-        run_id = args.run_id or uuid.uuid4().hex
-        with open_journal(args.journal, args.durability, lease=args.lease) as journal:
-            print(f"journal: run {run_id} in {journal.name}", file=err)
-            options.update(journal=journal, run_id=run_id)
+    try:
+        if args.journal:
+            run_id = args.run_id or uuid.uuid4().hex
+            with open_journal(args.journal, args.durability, lease=args.lease) as journal:
+                print(f"journal: run {run_id} in {journal.name}", file=err)
+                options.update(journal=journal, run_id=run_id)
+                result = _run_agent(context, llm, options, args, stops)
+        else:
             result = _run_agent(context, llm, options, args, stops)
-    else:
-        result = _run_agent(context, llm, options, args, stops)
+    finally:
+        if view is not None:
+            view.close()
+    if args.out:
+        write_context(args.out, result.context)
     return stops.exit_code(print_result(result, args.json, out), out)
+
+
+def shown(args: argparse.Namespace, out: TextIO, err: TextIO, options: dict[str, Any],
+          lazy: bool) -> AgentView | None:
+    """How the run is shown as it goes (``options``' observer, and in lazy mode without
+    ``--approve`` its plans): the live view on a terminal (standard output; standard
+    error with ``--json``) while nobody is asked anything there (no ``--approve``, no
+    destructive MCP tool), else the tick lines (none with ``--json``)."""
+    stream = err if args.json else out
+    view = (AgentView(stream) if stream.isatty() and not args.approve
+            and options.get("approve") is None else None)
+    if view is not None:
+        options["observer"] = view.observe
+        if options.get("activities") and args.interpreter != "dask":
+            options["activities"] = {name: view.wrap(name, fn)
+                                     for name, fn in options["activities"].items()}
+    elif not args.json:
+        options["observer"] = tick_printer(out)
+    if lazy and not args.approve and not args.journal and not args.json:
+        options["on_plan"] = plan_shown(out if view is None else view.lines())
+    return view
+
+
+def _max_ticks(args: argparse.Namespace, spec: Mapping[str, Any]) -> int:
+    """``--max-ticks``, else the file's ``max_ticks`` (default 25): a positive integer."""
+    max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        raise InputError(f"--max-ticks must be a positive integer, got {args.max_ticks}"
+                         if args.max_ticks is not None else
+                         f'{args.file}: "max_ticks" must be a positive integer, got '
+                         f"{json_text(max_ticks, indent=None)}")
+    return max_ticks
 
 
 def budgets_of(args: argparse.Namespace) -> Budgets:
@@ -341,8 +374,9 @@ def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
 def print_result(result: AgentResult, as_json: bool, out: TextIO) -> int:
     """Print an agent run's result (as JSON, or its status, output and tokens); the exit
     code: 0 when it completed, 1 otherwise."""
-    if as_json:
-        print(json_text(result.to_json(), stream=out), file=out)
+    if as_json:  # the result, and the final context the run ended with
+        data = {**result.to_json(), "context": result.context.to_json()}
+        print(json_text(data, stream=out), file=out)
     else:
         print(f"{result.status.value}: {inert(result.reason)}", file=out)
         if result.status is AgentStatus.COMPLETED:

@@ -43,10 +43,11 @@ from obelisk.cli.run import (
     add_lease_argument,
     finish_run,
     open_journal,
+    write_context,
 )
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
-from obelisk.journal import recorded_agent, resume_agent, run_kind
+from obelisk.journal import recorded_agent, recorded_events, resume_agent, run_kind
 from obelisk.journal.run import resume_plan
 from obelisk.jsonio import InputError
 
@@ -76,7 +77,9 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an agent run's adapter: script:FILE, openai:MODEL, anthropic:MODEL")
     parser.add_argument("--base-url", metavar="URL", help="the provider's base URL (agent runs)")
     parser.add_argument("--json", action="store_true",
-                        help="print an agent run's result as JSON")
+                        help="print the JSON report (an agent run's result as JSON)")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the Python traceback of every exception an activity raised")
     add_events_argument(parser)
     add_mcp_arguments(parser, runs=True)
     add_dask_arguments(parser)
@@ -89,9 +92,9 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             if run_kind(journal, args.run_id) == "agent":
                 return _resume_agent(journal, args, out, err)
-            if args.llm is not None or args.json:
-                raise InputError(f"{journal.name}: the run is a plan's run: --llm and --json "
-                                 "are for agent runs")
+            if args.llm is not None:
+                raise InputError(f"{journal.name}: the run is a plan's run: --llm is for "
+                                 "agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
             if interpreter == "dask" and args.dask_scheduler is None and \
@@ -113,9 +116,11 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                         if args.activities else None)
             print(inert(f"journal: resuming run {run.header.run_id} of {journal.name}"),
                   file=err)
-            display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
-                                    from_start=False, gate=approval_for(
-                                        args, err, run.plan, list(run.plan.tools or ())))
+            display = Display.start(
+                run.plan, run.plan.tools, err, args,
+                recorded=recorded_events(journal, run.header.run_id),
+                approvals=bool(run.options.get("approvals")),
+                gate=approval_for(args, err, run.plan, list(run.plan.tools or ())))
             stops = Interrupts(err)
             display.add(stops.observe)
             tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
@@ -128,7 +133,7 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise
         except JournalUnreadable as exc:
             raise InputError(str(exc)) from None
-    code = finish_run(result, args.out, out, display)
+    code = finish_run(result, args, out, err, display)
     return stops.exit_code(code, out)
 
 
@@ -165,11 +170,7 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     except (ToolError, AgentError) as exc:
         raise InputError(f"{where}: {exc}") from None
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as handle:
-                handle.write(json_text(result.context.to_json()) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+        write_context(args.out, result.context)
     return stops.exit_code(print_result(result, args.json, out), out)
 
 
@@ -214,10 +215,13 @@ def history_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               if held is not None and held.owner and held.left > 0 else "")
     print(inert(f"run {data['run']} ({data['status']}), created {data['created']}, "
                 f"{len(data['events'])} events{holder}"), file=out)
-    print(f"{'seq':>6}  {'event':<8}  {'call':>5}  {'instance':<10}  detail", file=out)
+    # An agent run's rows carry their tick too: its column comes first.
+    ticks = data.get("kind") == "agent"
+    tick = f"{'tick':>5}  " if ticks else ""
+    print(f"{'seq':>6}  {'event':<8}  {tick}{'call':>5}  {'instance':<10}  detail", file=out)
     for row in data["events"]:
-        call = row.get("call", row.get("tick", ""))
-        print(inert(f"{row['seq']:>6}  {row['event']:<8}  {call!s:>5}  "
+        tick = f"{row.get('tick', '')!s:>5}  " if ticks else ""
+        print(inert(f"{row['seq']:>6}  {row['event']:<8}  {tick}{row.get('call', '')!s:>5}  "
                     f"{row.get('instance', '')!s:<10}  {_detail(row)}"), file=out)
     return EXIT_OK
 

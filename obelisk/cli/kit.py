@@ -14,6 +14,7 @@ from typing import TextIO
 
 from obelisk import plural
 from obelisk.cli.common import Command
+from obelisk.cli.paint import paint_for, word
 from obelisk.cli.safe import inert, inert_lines
 from obelisk.jsonio import InputError
 from obelisk.kit import conformance
@@ -105,22 +106,24 @@ def print_outcomes(outcomes: list[conformance.Outcome], out: TextIO, *, quiet: b
     unsupported = [o for o in outcomes if o.unsupported and not o.problems]
     passed = sum(o.passed for o in outcomes)
     failed = len(outcomes) - passed - len(unsupported)
+    paint = paint_for(out)
     for outcome in outcomes:
         if outcome in unsupported:
             continue
         if outcome.passed:
             if not quiet:
-                print(f"PASS {inert(outcome.id)}", file=out)
+                print(f"{word(paint, 'PASS')} {inert(outcome.id)}", file=out)
             continue
-        print(f"FAIL {inert(outcome.id)} ({inert(outcome.source)})", file=out)
+        print(f"{word(paint, 'FAIL')} {inert(outcome.id)} ({inert(outcome.source)})", file=out)
         for problem in outcome.problems:
             print("  " + inert_lines(problem).replace("\n", "\n    "), file=out)
     for outcome in unsupported:
-        print(f"{'FAIL' if strict else 'UNSUPPORTED'} {inert(outcome.id)}: needs the "
-              f"{', '.join(outcome.unsupported)} op, which the implementation does not "
+        print(f"{word(paint, 'FAIL' if strict else 'UNSUPPORTED')} {inert(outcome.id)}: needs "
+              f"the {', '.join(outcome.unsupported)} op, which the implementation does not "
               "list in hello", file=out)
     tail = f", {len(unsupported)} unsupported" if unsupported else ""
-    print(f"{passed} passed, {failed} failed{tail}", file=out)
+    print(paint(f"{passed} passed, {failed} failed{tail}", "bold red" if failed else "bold green"),
+          file=out)
     ok = outcomes and not failed and not (strict and unsupported)
     return EXIT_OK if ok else EXIT_FAILED
 

@@ -14,6 +14,7 @@ from typing import TextIO
 from attrs import evolve
 
 from obelisk import CompiledPlan, Diagnostic, render_text, summary
+from obelisk.cli.paint import STYLES, Paint, paint_for, word
 from obelisk.cli.safe import inert
 from obelisk.planfile import PlanFile
 from obelisk.positions import Source, Where, diagnostic_pointer, where_all
@@ -47,13 +48,18 @@ def render_located(diagnostics: Sequence[Diagnostic], pf: PlanFile, plan: Compil
         located = wheres(diagnostics, pf)
     source = (Source.of(pf.text) if pf.text is not None and any(w is not None for w in located)
               else None)
+    paint = paint_for(out)
     for d, where in zip(diagnostics, located, strict=True):
         head = f"{inert(pf.name)}:"
         if where is not None:
             head += f"{where.line}:{where.column}:"
-        lines = [f"{head} {d.severity.value}[{d.code}]: {inert(d.message)}"]
+        severity = d.severity.value
+        lines = [f"{paint(head, 'bold')} {word(paint, f'{severity}[{d.code}]', severity)}: "
+                 f"{inert(d.message)}"]
         if where is not None and source is not None:
-            lines.extend(_snippet(source.line(where.line), where))
+            line, caret = _snippet(source.line(where.line), where)
+            mark = caret.index("^")
+            lines += [line, caret[:mark] + word(paint, caret[mark:], severity)]
         if d.call is not None:
             label = f"call {d.call}" + (f" ({inert(d.tool)})" if d.tool else "") + (
                 f" [instance {inert(d.instance)}]" if d.instance is not None else "")
@@ -66,8 +72,15 @@ def render_located(diagnostics: Sequence[Diagnostic], pf: PlanFile, plan: Compil
         elif d.calls:
             lines.append("    calls: " + ", ".join(str(c) for c in d.calls))
         if d.hint:
-            lines.append(f"    hint: {inert(d.hint)}")
+            lines.append(f"    {paint('hint:', 'cyan')} {inert(d.hint)}")
         print("\n".join(lines), file=out)
+
+
+def painted_summary(diagnostics: Sequence[Diagnostic], paint: Paint) -> str:
+    """``2 errors, 1 warning`` in the colour of the worst, or ``no problems`` in green."""
+    worst = next((s for s in ("error", "warning", "info")
+                  if any(d.severity.value == s for d in diagnostics)), None)
+    return paint(summary(diagnostics), STYLES[worst] if worst else "green")
 
 
 def _node(plan: CompiledPlan, node_id: int) -> str:

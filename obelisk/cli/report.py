@@ -19,6 +19,7 @@ from attrs import frozen
 from pyrsistent import PVector, pvector
 
 from obelisk import plural
+from obelisk.cli.paint import paint_for, word
 from obelisk.cli.safe import inert, json_text
 
 
@@ -121,12 +122,22 @@ def _exploration(explore: Mapping[str, Any]) -> Exploration:
 
 def render_report(report: RunReport, out: TextIO) -> None:
     """Print the report as a table of calls, then values, errors, exploration and status."""
+    render_body(report, out)
+    render_status(report, out)
+
+
+def render_body(report: RunReport, out: TextIO) -> None:
+    """The report without its last line: the calls, values, errors and exploration (a
+    command adds its own sections before :func:`render_status`)."""
+    paint = paint_for(out)
     tools = [inert(c.tool or "?") for c in report.calls]
     width = max([len(t) for t in tools] + [4])
-    print(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason", file=out)
+    print(paint(f"{'call':>4}  {'instance':<8}  {'tool':<{width}}  {'outcome':<9}  reason",
+                "bold"), file=out)
     for c, tool in zip(report.calls, tools, strict=True):
         instance = "" if c.instance is None else inert(str(c.instance))
-        print(f"{c.call:>4}  {instance:<8}  {tool:<{width}}  {inert(c.outcome):<9}  "
+        outcome = word(paint, f"{inert(c.outcome):<9}", c.outcome)  # padded, then painted
+        print(f"{c.call:>4}  {instance:<8}  {tool:<{width}}  {outcome}  "
               f"{inert(c.reason)}", file=out)
     if report.views:
         print("\nvalues:", file=out)
@@ -138,14 +149,20 @@ def render_report(report: RunReport, out: TextIO) -> None:
         print("\nerrors:", file=out)
         for error in report.errors:
             where = "" if error.instance is None else f" [instance {inert(error.instance)}]"
-            print(f"  {inert(error.tool)}{where}: {inert(error.type)}: {inert(error.message)}",
-                  file=out)
+            print(f"  {inert(error.tool)}{where}: {paint(inert(error.type), 'red')}: "
+                  f"{inert(error.message)}", file=out)
     if report.explore:
         _render_exploration(report.explore, out)
-    # The status words agree with the exit code: a run that appended errors says so.
+
+
+def render_status(report: RunReport, out: TextIO) -> None:
+    """The report's last line: ``status: completed`` (``with 2 errors`` when the run
+    appended error messages, as the exit code says)."""
     errors = len(report.errors)
     tail = f" with {errors} error{'s' if errors != 1 else ''}" if errors else ""
-    print(f"\nstatus: {inert(report.status)}{tail}", file=out)
+    ok = report.status == "completed" and not errors
+    status = paint_for(out)(f"{inert(report.status)}{tail}", "bold green" if ok else "bold red")
+    print(f"\nstatus: {status}", file=out)
 
 
 def _render_exploration(explore: Exploration, out: TextIO) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from obelisk import (
     CompiledPlan,
+    Context,
     Journal,
     JournalError,
     JournalUnreadable,
@@ -38,11 +39,12 @@ from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_plan as dask_run
 from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import EXIT_INTERRUPTED, Interrupts
+from obelisk.cli.live import Progress
 from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
-from obelisk.cli.report import RunReport, render_report
+from obelisk.cli.report import RunReport, render_body, render_report, render_status
 from obelisk.cli.safe import json_text
-from obelisk.cli.terminal import Exceptions, Progress, terminal_approval
+from obelisk.cli.terminal import Exceptions, terminal_approval
 from obelisk.jsonio import InputError, load_json
 from obelisk.planfile import PlanFile
 
@@ -119,7 +121,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE, ``--activities``, ``--interpreter``, ``--instances``, ``--approve``,
-    ``--timeout``, ``--max-concurrency``, ``--out``."""
+    ``--timeout``, ``--max-concurrency``, ``--out``, ``--traceback``, ``--json``."""
     add_plan_file(parser)
     add_inputs(parser, runs=True)
     parser.add_argument("--activities", metavar="MODULE:NAME",
@@ -133,6 +135,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="CONTEXT.json", help="write the final context here")
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
+    parser.add_argument("--json", action="store_true",
+                        help="print the JSON report (as dry-run --json does) instead of the table")
     add_events_argument(parser)
     add_journal_arguments(parser)
     add_dask_arguments(parser)
@@ -208,7 +212,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not plan.ok:
         render_refusal(plan, pf, err)
         return EXIT_FAILED
-    display = Display.start(plan, pf.tools, out, err, approve=args.approve,
+    display = Display.start(plan, pf.tools, err, args,
                             gate=approval_for(args, err, plan, pf.tools))
     stops = Interrupts(err)
     display.add(stops.observe)
@@ -221,7 +225,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BaseException:
         display.progress.close()
         raise
-    code = finish_run(result, args.out, out, display, traceback=args.traceback)
+    code = finish_run(result, args, out, err, display)
     return stops.exit_code(code, out)
 
 
@@ -254,23 +258,28 @@ class Display:
         self._observers = observers
 
     @classmethod
-    def start(cls, plan: CompiledPlan, tools: Any, out: TextIO, err: TextIO, *,
-              approve: bool, from_start: bool = True,
+    def start(cls, plan: CompiledPlan, tools: Any, err: TextIO, args: argparse.Namespace, *,
+              recorded: Sequence[Any] = (), approvals: bool = False,
               gate: tuple[Any, Callable[[Any], None] | None] = (None, None)) -> Display:
-        """The display of a run of ``plan``: progress on a terminal unless approving;
-        ``from_start`` false for a resumed run (see :class:`Progress`); ``gate`` an
-        approval hook and its observer for when ``approve`` is false (destructive MCP
-        tools: :func:`obelisk.cli.mcp.approval_for`)."""
+        """The display of a run of ``plan`` with the options ``args`` (``--approve``,
+        ``--interpreter``, ``--max-concurrency``): progress on a terminal unless
+        approving; ``recorded`` the events a resumed run's journal holds (``approvals``:
+        recorded with an approval hook); ``gate`` an approval hook and its observer for
+        when ``--approve`` is not given (destructive MCP tools:
+        :func:`obelisk.cli.mcp.approval_for`)."""
         hook, observe_gate = gate
-        progress = Progress(plan, err, enabled=err.isatty() and not approve
-                            and observe_gate is None, from_start=from_start)
-        observers: list[Callable[[Any], None]] = [progress.observe]
+        slots = 1 if args.interpreter == "sync" else args.max_concurrency
+        progress = Progress(plan, err, enabled=err.isatty() and not args.approve
+                            and observe_gate is None, slots=slots, recorded=recorded,
+                            approvals=approvals)
+        exceptions = Exceptions(plan, recorded)
+        observers: list[Callable[[Any], None]] = [progress.observe, exceptions.observe]
         if observe_gate is not None:
             observers.append(observe_gate)
-        if approve:
+        if args.approve:
             hook, observe_ready = terminal_approval(err, plan, tools)
             observers.append(observe_ready)
-        return cls(progress, hook, Exceptions(), observers)
+        return cls(progress, hook, exceptions, observers)
 
     def add(self, observer: Callable[[Any], None]) -> None:
         """Pass the run's events to ``observer`` too."""
@@ -304,28 +313,39 @@ def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journa
         raise InputError(str(exc)) from None
 
 
-def finish_run(result: RunResult, path: str | None, out: TextIO,
-               display: Display | None = None, *, traceback: bool = False) -> int:
-    """Close the display, print the run's report (and the exceptions routed to error
-    branches), write its context to ``path`` (when given); the exit code: 1 when the run
-    added error messages or did not complete."""
+def finish_run(result: RunResult, args: argparse.Namespace, out: TextIO, err: TextIO,
+               display: Display) -> int:
+    """Close the display; print the run's report (``--json``: as JSON), the failures routed
+    to error branches and (``--traceback``) the tracebacks before its status line; write
+    its context to ``--out`` (when given). The exit code: 1 when the run added error
+    messages or did not complete."""
+    display.progress.close()
     data = report(result)
-    if display is not None:
-        display.progress.close(sum(c["outcome"] == "skipped" for c in data["calls"]))
-    render_report(RunReport.of(data), out)
-    if display is not None:
-        display.exceptions.render(
-            [(e["data"]["call"].get("_tool", "?"), e["data"]["error"]["message"])
-             for e in data["errors"]], out, traceback)
-    if path:
-        try:
-            # json_text writes lone surrogates (and controls) as JSON escapes: the file
-            # is always valid UTF-8, and reads back to the same context.
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(json_text(result.context.to_json()) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if args.json:
+        print(json_text(data, stream=out), file=out)
+    else:
+        run_report = RunReport.of(data)
+        render_body(run_report, out)
+        display.exceptions.render({(c["call"], c["instance"]): c["outcome"]
+                                   for c in data["calls"]}, out, args.traceback)
+        render_status(run_report, out)
+    if args.json and args.traceback:  # the tracebacks are not JSON: beside it
+        display.exceptions.render({}, err, True)
+    if args.out:
+        write_context(args.out, result.context)
     return EXIT_FAILED if result.errors or result.status != "completed" else EXIT_OK
+
+
+def write_context(path: str, context: Context) -> None:
+    """Write a run's final context to ``path`` (``--out``) as a JSON array; a file that
+    cannot be written is bad input (exit 2)."""
+    try:
+        # json_text writes lone surrogates (and controls) as JSON escapes: the file is
+        # always valid UTF-8, and reads back to the same context.
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json_text(context.to_json()) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 DRY_RUN = Command("dry-run", "simulate a plan with mocks (no activity runs)",

@@ -29,7 +29,8 @@ from obelisk.cli.common import (
     read_inputs,
     read_inputs_without_plan,
 )
-from obelisk.cli.render import render_located, render_notes, wheres
+from obelisk.cli.paint import paint_for
+from obelisk.cli.render import painted_summary, render_located, render_notes, wheres
 from obelisk.cli.safe import inert, inert_lines, json_text
 from obelisk.jsonio import InputError
 from obelisk.planfile import PLAN_FILE_SCHEMA, PlanFile
@@ -96,7 +97,8 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             nodes = (f"{plural(len(plan.nodes), 'node')}, " if len(plan.nodes) != len(plan.calls)
                      else "")
             print(f"{inert(pf.name)}: {plural(len(plan.calls), 'call')}, {nodes}"
-                  f"{plural(len(plan.edges), 'edge')}: {summary(plan.diagnostics)}", file=out)
+                  f"{plural(len(plan.edges), 'edge')}: "
+                  f"{painted_summary(plan.diagnostics, paint_for(out))}", file=out)
         else:
             reports.append((pf, diagnostics + notes, located))
     if args.format == "json":

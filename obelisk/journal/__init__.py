@@ -12,7 +12,14 @@ from obelisk.journal.agentruns import RecordedAgent, recorded_agent, resume, res
 from obelisk.journal.journal import Journal
 from obelisk.journal.lease import DEFAULT_LEASE
 from obelisk.journal.recorder import RunRecorder, idempotency_key
-from obelisk.journal.run import Recorded, recorded, resume_async, run_durable, run_durable_async
+from obelisk.journal.run import (
+    Recorded,
+    recorded,
+    recorded_events,
+    resume_async,
+    run_durable,
+    run_durable_async,
+)
 from obelisk.journal.session import AT_MOST_ONCE, RunStopped
 from obelisk.journal.sqlite import SqliteStore
 from obelisk.journal.store import (
@@ -35,7 +42,7 @@ from obelisk.journal.worker import Worker, WorkerReport, submit
 __all__ = [
     "AT_MOST_ONCE", "DEFAULT_LEASE", "FORMAT_VERSION", "AgentRun", "Durability", "Journal",
     "JournalError", "JournalUnreadable", "JournalWriteError", "Ownership", "Record",
-    "RecordKind", "Recorded", "RecordedAgent", "RunHeader", "RunOwned", "RunRecorder",
+    "RecordKind", "Recorded", "RecordedAgent", "recorded_events", "RunHeader", "RunOwned", "RunRecorder",
     "RunTakenOver", "SqliteStore", "Store", "history", "idempotency_key", "recorded",
     "recorded_agent", "resume", "resume_agent", "resume_async", "run_durable",
     "run_durable_async", "run_kind", "RunStopped", "Worker", "WorkerReport", "submit",

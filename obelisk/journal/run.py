@@ -28,13 +28,14 @@ from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
 from obelisk.interpreters.cancel import Stop
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
+from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.follower import PlanFollower, joined
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.stream import EventSink, emitter_for, following
 from obelisk.interpreters.sync import activity_invoker, drive_sync
-from obelisk.journal.codec import header_of
+from obelisk.journal.codec import decode, header_of
 from obelisk.journal.lease import Tenure
 from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
 from obelisk.journal.session import (
@@ -319,6 +320,13 @@ def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
     if not plan.ok:
         raise refuse(plan)
     return Recorded(header, plan, context, options)
+
+
+def recorded_events(journal: Journal, run_id: str) -> list[RunEvent]:
+    """The run events the journal holds for the run ``run_id``, in order (its other rows
+    left out): what a resume replays, for a display that shows the whole run. Raises
+    JournalUnreadable for a row that does not decode."""
+    return decode(journal.records(run_id), f"{journal.name}: run {run_id!r}")
 
 
 def _resumable(journal: Journal, run_id: str | None, approve: Approval | None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from obelisk.journal.agentrows import delegate_of, review_of, usage_of
 from obelisk.journal.agentruns import recorded_agent, run_kind
@@ -33,15 +34,18 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
     ``instance``, the ``tick`` of a solution, the idempotency ``key`` of an invocation,
     the ``date`` and ``outcome`` of a finished call, the ``verdict`` of a decision, the
     ``status`` of the end. ``status`` is the recorded end's, else ``"unfinished"``.
-    An agent run's call events carry their ``tick`` and ``node`` (the call's node in that
-    tick's plan) instead of ``call``, and ``kind`` is ``"agent"``; its own events carry
+    An agent run's call events carry their ``tick``, their ``node`` in that tick's plan
+    and the ``call`` index (with ``instance``: see :func:`_agent_calls`), and ``kind`` is
+    ``"agent"``; its own events carry
     their ``tick`` and: a streamed call admitted its ``call``, an ``on_plan`` review its
     ``verdict``, tokens paid their ``usage`` (``input_tokens``, ``output_tokens``), a
     delegated call the ``run`` that records its delegate. Raises JournalUnreadable.
     """
     nodes: Sequence[Node] | None
+    instanced = False
     if run_kind(journal, run_id) == "agent":
-        header, nodes = recorded_agent(journal, run_id).header, None
+        agent = recorded_agent(journal, run_id)
+        header, nodes, instanced = agent.header, None, bool(agent.options.get("instances"))
     else:
         run = recorded(journal, run_id)
         header, nodes = run.header, run.plan.nodes
@@ -59,7 +63,30 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
            "events": events}
     if nodes is None:
         out["kind"] = "agent"
+        _agent_calls(events, instanced)
     return out
+
+
+def _agent_calls(events: list[dict[str, Any]], instanced: bool) -> None:
+    """Give each call row of an agent run its ``call`` index: its node, when the run maps
+    no instances (a node per call, in call order); else the index and ``instance`` that
+    the idempotency key of the node's invocation in that tick names (a row of a call
+    never invoked, skipped or denied, keeps its node only)."""
+    keys: dict[tuple[int, int], tuple[int, str | None]] = {}
+    if instanced:
+        for row in events:
+            if row["event"] == "invoke" and "node" in row:
+                tick, index, instance = row["key"].rsplit("/", 3)[1:]
+                keys[int(tick), row["node"]] = (int(index), unquote(instance) or None)
+    for row in events:
+        if "node" not in row:
+            continue
+        if not instanced:
+            row["call"] = row["node"]
+        elif (row["tick"], row["node"]) in keys:
+            row["call"], instance = keys[row["tick"], row["node"]]
+            if instance is not None:
+                row["instance"] = instance
 
 
 class _Reader:
