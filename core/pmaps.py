@@ -336,8 +336,12 @@ def use_public_api() -> None:
     _bind(False)
 
 
-#: What may be imported before the switch (the packages on the way here, this module).
-_BELOW = frozenset({"obelisk.core", "obelisk.core.lazy", __name__})
+#: What may be imported before the switch: the packages on the way here, this module, and
+#: the kit's pytest plugin, which pytest loads (entry point ``pytest11``) before any
+#: conftest can switch, and which imports nothing else of obelisk until vectors are
+#: collected (tests/kit/test_plugin_import.py keeps it so).
+_BELOW = frozenset({"obelisk.core", "obelisk.core.lazy", __name__,
+                    "obelisk.kit", "obelisk.kit.pytest_plugin"})
 
 # The names the rest of obelisk imports, each bound to its fast or public twin.
 items: Callable[[PMap[Any, Any]], list[tuple[Any, Any]]]
