@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-from attrs import frozen
+from attrs import field, frozen
 
 from obelisk.agent.result import Tick
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.result import RunResult
+from obelisk.llm.request import Request
 
 __all__ = [
     "AgentError",
@@ -82,10 +83,12 @@ def plan_verdict(answer: Any) -> PlanVerdict:
 
 @frozen
 class Asked:
-    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters."""
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters,
+    ``request`` the request itself (what ``obelisk request`` prints)."""
 
     tick: int
     size: int
+    request: Request | None = field(default=None, eq=False, repr=False)
 
 
 @frozen

@@ -52,7 +52,7 @@ async def tick(state: TickState, number: int, mode: Mode,
                             mode=mode, activity_names=options.activities.keys(),
                             transcript=state.transcript)
     if options.observer is not None:
-        options.observer(Asked(number, len(request.render())))
+        options.observer(Asked(number, len(request.render()), request))
     if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)

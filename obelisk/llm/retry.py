@@ -35,12 +35,15 @@ Sleep = Callable[[float], Awaitable[None]]
 class RetryPolicy:
     """The retry budget: at most ``max_attempts`` requests, each limited to ``timeout``
     seconds; attempt ``n`` waits ``base_delay * 2**(n-1)`` seconds before the next, or
-    what the server's ``retry-after`` asks, never more than ``max_delay``."""
+    what the server's ``retry-after`` asks, never more than ``max_delay``. ``knobs`` are
+    the names the give-up message tells the user to raise (the command line's options,
+    ``--max-attempts`` and ``--timeout``, where it has them; none: it says try again)."""
 
     max_attempts: int = 4
     timeout: float = 60.0
     base_delay: float = 0.5
     max_delay: float = 30.0
+    knobs: tuple[str, ...] = ("max_attempts", "timeout")
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (from 1)."""
@@ -72,6 +75,13 @@ class Malformed(ObeliskError):
 MALFORMED_RETRIES = 1
 
 
+def _raise(knobs: tuple[str, ...]) -> str:
+    """The give-up message's hint: raise the budget (by these names), or try again."""
+    if not knobs:
+        return " (try again later)"
+    return f" (raise {' or '.join(knobs)}, or try again later)"
+
+
 async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
                        policy: RetryPolicy, sleep: Sleep = asyncio.sleep,
                        secret: str | None = None) -> T:
@@ -91,7 +101,7 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
             if number >= policy.max_attempts:
                 raise LLMError(
                     redact(f"gave up after {plural(number, 'attempt')}: {exc}", secret)
-                    + " (raise max_attempts or timeout, or try again later)",
+                    + _raise(policy.knobs),
                     provider=provider, status=exc.status, failure=exc.failure,
                     attempts=number) from None
             await sleep(policy.delay(number, exc.retry_after))
