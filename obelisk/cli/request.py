@@ -78,7 +78,7 @@ def _recorded(args: argparse.Namespace, err: TextIO) -> tuple[int, Any]:
     from obelisk.agent import AgentError
     from obelisk.cli.mcp import activities_for, servers_for
     from obelisk.cli.run import open_journal
-    from obelisk.journal import JournalUnreadable, recorded_agent, recorded_request
+    from obelisk.journal import JournalUnreadable, recorded_agent, recorded_request, run_kind
 
     spec = read_agent_file(args.file) if args.file is not None else {}
     servers = servers_for(args, err, spec.get("mcp"), args.file or "")
@@ -89,6 +89,10 @@ def _recorded(args: argparse.Namespace, err: TextIO) -> tuple[int, Any]:
         copy = _copy(args.journal, pathlib.Path(folder) / "journal.db")
         with open_journal(copy, create=False) as journal:
             try:
+                if run_kind(journal, args.run_id) == "plan":
+                    raise InputError(f"{args.journal}: run "
+                                     f"{journal.run_header(args.run_id).run_id} is a plan's "
+                                     "run: obelisk request shows an agent run's requests")
                 run = recorded_agent(journal, args.run_id)
                 where = f"{args.journal}: run {run.header.run_id}"
                 if args.file is not None and (

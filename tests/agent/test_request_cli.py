@@ -107,6 +107,17 @@ def test_request_refuses_a_tick_it_cannot_know(argv: list[str], message: str) ->
     assert code == 2 and message in err
 
 
+def test_request_of_a_plans_run_says_it_is_one(tmp_path: pathlib.Path) -> None:
+    db = tmp_path / "run.db"
+    from obelisk import Journal, run_durable
+
+    with Journal.open(db) as journal:
+        run_durable([{"_tool": "t"}], journal=journal, run_id="p1",
+                    activities={"t": lambda call, tool, ctx: 1})
+    code, _, err = cli("request", "--journal", str(db))
+    assert code == 2 and "run p1 is a plan's run: obelisk request shows an agent run" in err
+
+
 def test_request_without_a_file_or_journal_and_with_a_postgres_url() -> None:
     code, _, err = cli("request")
     assert code == 2 and "request needs an agent FILE, or --journal JOURNAL" in err
