@@ -131,6 +131,7 @@ STREAM_CALLS, STREAM_GAP, CALL_SECONDS = 20, 0.05, 0.1
 
 def streaming() -> None:
     """Figure 3: how soon a streamed call starts, and the tick's wall time."""
+    from obelisk.agent.judging import Judge
     from obelisk.agent.stream import run_streamed
 
     async def slow(call: Any, tool: Any, context: Any) -> int:
@@ -149,7 +150,7 @@ def streaming() -> None:
             llm.stream(request), context,
             lambda seen, is_open: compile_plan(seen, tools=TOOLS, context=context,
                                                open=is_open),
-            lambda solution: [], Registry(activities={"lookup": slow}),
+            Judge.of_text(request.schema_text), Registry(activities={"lookup": slow}),
             clock_of(None))
         return streamed, time.perf_counter() - began, began
 

@@ -61,8 +61,9 @@ class DiagnosticCode(str, enum.Enum):
                           "A read that nothing writes and the context does not provide.")
     CYCLE = ("cycle", Severity.ERROR, "Calls that depend on each other in a loop.")
     UNKNOWN_FIELD = ("unknown-field", Severity.WARNING,
-                     "A read names a key the producer's schema does not declare (an error "
-                     "when the schema forbids other keys).")
+                     "A read names a key the producer's schema does not declare, or reads "
+                     "below a value it declares as an array or a scalar (an error when the "
+                     "schema forbids other keys).")
     TYPE_MISMATCH = ("type-mismatch", Severity.ERROR,
                      "The known type at a read path cannot meet the parameter's type.")
     WRITE_RACE = ("write-race", Severity.WARNING,

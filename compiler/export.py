@@ -5,7 +5,8 @@ call (``||``) is drawn dashed and labelled with the alternative's number, so exc
 branches are told apart; an edge from one of several targets written together (``&&``) is
 drawn thick; an edge of a cycle is red and labelled "cycle". What the plan reads from
 outside it appears as source nodes: one per kind (``†input``) for what the context or the
-inputs provide, and one per dangling read, in red. Both drawings end with a legend.
+inputs provide, and one per dangling read, in red. Both drawings end with a legend of
+what they use (none with ``legend=False``, or when the plan has nothing to explain).
 """
 
 from __future__ import annotations
@@ -132,24 +133,62 @@ def _mermaid_text(text: str) -> str:
     return "".join(" " if c in "\r\n\t" else c for c in text)
 
 
+#: What a legend can explain, in its order: the three kinds of edge, a cycle's edge, a
+#: source read from outside the plan, and a dangling read.
+_CYCLE, _SOURCE, _DANGLING = "cycle", "source", "dangling"
+_FEATURES = (_PLAIN, _ALTERNATIVE, _FAN_OUT, _CYCLE, _SOURCE, _DANGLING)
+
+
+def _used(plan: CompiledPlan) -> set[str]:
+    """The features of :data:`_FEATURES` the drawing of ``plan`` shows."""
+    cycle = _cycle_edges(plan)
+    used: set[str] = set()
+    for edge in plan.edges:
+        kind = _edge_kind(plan, edge)[1]
+        if (edge.writer, edge.reader) in cycle:
+            used.add(_CYCLE)  # drawn red: a plain one is the cycle entry's arrow
+            if kind == _PLAIN:
+                continue
+        used.add(kind)
+    outside, dangling = _outside_reads(plan)
+    if outside:
+        used.add(_SOURCE)
+    if dangling:
+        used.add(_DANGLING)
+    return used
+
+
 _MERMAID_ARROW = {_PLAIN: "-->", _ALTERNATIVE: "-.->", _FAN_OUT: "==>"}
-_MERMAID_LEGEND = [
-    "  subgraph legend [legend]",
-    "    direction LR",
-    '    L0["N: tool, a call"] -->|"a path one call writes and the other reads"| L1["N: tool"]',
-    '    L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| L3["N: tool"]',
-    '    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]',
-    '    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]',
-    '    L8(["†kind: read from the context or inputs"])',
-    '    L9(["†kind.path: nothing writes it"])',
-    "  end",
-]
+#: Each feature's lines in the Mermaid legend; an edge is one link.
+_MERMAID_LEGEND = {
+    _PLAIN: '    L0["N: tool, a call"] -->|"a path one call writes and the other reads"| '
+            'L1["N: tool"]',
+    _ALTERNATIVE: '    L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| '
+                  'L3["N: tool"]',
+    _FAN_OUT: '    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]',
+    _CYCLE: '    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]',
+    _SOURCE: '    L8(["†kind: read from the context or inputs"])',
+    _DANGLING: '    L9(["†kind.path: nothing writes it"]):::dangling',
+}
 
 
-def to_mermaid(plan: CompiledPlan) -> str:
+def _mermaid_legend(used: set[str], links: int) -> tuple[list[str], list[int]]:
+    """The legend's lines for the ``used`` features, and the number of its red link (a
+    cycle's) when it has one; its links are numbered from ``links``."""
+    shown = [f for f in _FEATURES if f in used]
+    if not shown:
+        return [], []
+    edges = [f for f in shown if f in _MERMAID_ARROW or f == _CYCLE]
+    red = [links + edges.index(_CYCLE)] if _CYCLE in edges else []
+    lines = ["  subgraph legend [legend]", "    direction LR",
+             *(_MERMAID_LEGEND[f] for f in shown), "  end"]
+    return lines, red
+
+
+def to_mermaid(plan: CompiledPlan, legend: bool = True) -> str:
     """A Mermaid flowchart: calls as boxes, reads from outside the plan as rounded
     sources (one per kind; a dangling read on its own, in red), ``||`` alternatives
-    dashed, ``&&`` targets thick, cycle edges red; a legend at the end."""
+    dashed, ``&&`` targets thick, cycle edges red; a legend of what it uses at the end."""
     lines = ["flowchart LR"]
     links = 0  # Mermaid styles a link by its number, in the order links are written
     red_links: list[int] = []
@@ -177,11 +216,15 @@ def to_mermaid(plan: CompiledPlan) -> str:
         lines.append(f'  n{edge.writer} {_MERMAID_ARROW[kind]}|"{_mermaid_text(label)}"| '
                      f"n{edge.reader}")
         links += 1
-    lines.extend(_MERMAID_LEGEND)
-    lines.append("  class L9 dangling")
-    red_links.append(links + 3)  # the legend's cycle link: its fourth
-    lines.append("  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4")
-    lines.append(f"  linkStyle {','.join(map(str, red_links))} stroke:#d00,stroke-width:2px")
+    if legend:
+        legend_lines, legend_red = _mermaid_legend(_used(plan), links)
+        lines.extend(legend_lines)
+        red_links.extend(legend_red)
+    if dangling:
+        lines.append("  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4")
+    if red_links:
+        lines.append(f"  linkStyle {','.join(map(str, red_links))} "
+                     "stroke:#d00,stroke-width:2px")
     return "\n".join(lines) + "\n"
 
 
@@ -191,24 +234,33 @@ def _dot_text(text: str) -> str:
 
 _DOT_STYLE = {_PLAIN: "", _ALTERNATIVE: ", style=dashed", _FAN_OUT: ", style=bold"}
 _DOT_RED = ', color="#dd0000", fontcolor="#dd0000", penwidth=2'
-_DOT_LEGEND = [
-    "  subgraph cluster_legend {",
-    '    label="legend"; fontname="Helvetica"; style=dashed;',
-    '    L0 [label="N: tool, a call"]; L1 [label="N: tool"];',
-    '    L0 -> L1 [label="a path one call writes and the other reads"];',
-    '    L2 [label="N: tool"]; L3 [label="N: tool"];',
-    '    L2 -> L3 [label="alt k: one alternative of ||, exclusive", style=dashed];',
-    '    L4 [label="N: tool"]; L5 [label="N: tool"];',
-    '    L4 -> L5 [label="&& one of the paths written together", style=bold];',
-    '    L6 [label="N: tool"]; L7 [label="N: tool"];',
-    f'    L6 -> L7 [label="cycle: part of a loop"{_DOT_RED}];',
-    '    L8 [label="†kind: read from the context or inputs", shape=ellipse, style=dashed];',
-    f'    L9 [label="†kind.path: nothing writes it", shape=ellipse, style=dashed{_DOT_RED}];',
-    "  }",
-]
+#: Each feature's lines in the DOT legend.
+_DOT_LEGEND = {
+    _PLAIN: ['    L0 [label="N: tool, a call"]; L1 [label="N: tool"];',
+             '    L0 -> L1 [label="a path one call writes and the other reads"];'],
+    _ALTERNATIVE: ['    L2 [label="N: tool"]; L3 [label="N: tool"];',
+                   '    L2 -> L3 [label="alt k: one alternative of ||, exclusive", '
+                   'style=dashed];'],
+    _FAN_OUT: ['    L4 [label="N: tool"]; L5 [label="N: tool"];',
+               '    L4 -> L5 [label="&& one of the paths written together", style=bold];'],
+    _CYCLE: ['    L6 [label="N: tool"]; L7 [label="N: tool"];',
+             f'    L6 -> L7 [label="cycle: part of a loop"{_DOT_RED}];'],
+    _SOURCE: ['    L8 [label="†kind: read from the context or inputs", shape=ellipse, '
+              'style=dashed];'],
+    _DANGLING: ['    L9 [label="†kind.path: nothing writes it", shape=ellipse, '
+                f'style=dashed{_DOT_RED}];'],
+}
 
 
-def to_dot(plan: CompiledPlan) -> str:
+def _dot_legend(used: set[str]) -> list[str]:
+    shown = [line for f in _FEATURES if f in used for line in _DOT_LEGEND[f]]
+    if not shown:
+        return []
+    return ["  subgraph cluster_legend {",
+            '    label="legend"; fontname="Helvetica"; style=dashed;', *shown, "  }"]
+
+
+def to_dot(plan: CompiledPlan, legend: bool = True) -> str:
     """A Graphviz digraph (render with ``dot -Tsvg``), drawn as :func:`to_mermaid` draws."""
     lines = ["digraph plan {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
@@ -232,7 +284,8 @@ def to_dot(plan: CompiledPlan) -> str:
         if (edge.writer, edge.reader) in cycle:
             label, style = f"cycle: {label}", style + _DOT_RED
         lines.append(f"  n{edge.writer} -> n{edge.reader} [label={_dot_text(label)}{style}];")
-    lines.extend(_DOT_LEGEND)
+    if legend:
+        lines.extend(_dot_legend(_used(plan)))
     lines.append("}")
     return "\n".join(lines) + "\n"
 

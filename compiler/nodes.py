@@ -191,16 +191,18 @@ class CompiledPlan:
         result: dict[str, Any] = to_json(self)
         return result
 
-    def to_mermaid(self) -> str:
-        """The graph as a Mermaid flowchart."""
+    def to_mermaid(self, legend: bool = True) -> str:
+        """The graph as a Mermaid flowchart, with a legend of what it shows unless
+        ``legend`` is false."""
         from obelisk.compiler.export import to_mermaid
 
-        text: str = to_mermaid(self)
+        text: str = to_mermaid(self, legend)
         return text
 
-    def to_dot(self) -> str:
-        """The graph as Graphviz DOT."""
+    def to_dot(self, legend: bool = True) -> str:
+        """The graph as Graphviz DOT, with a legend of what it shows unless ``legend``
+        is false."""
         from obelisk.compiler.export import to_dot
 
-        text: str = to_dot(self)
+        text: str = to_dot(self, legend)
         return text

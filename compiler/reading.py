@@ -10,6 +10,7 @@ writes nothing), a bad ``_outputMethod`` reads as ``set``, a bad ``_instance`` a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -164,7 +165,18 @@ def _check_tool(tool: Any, registry: ToolRegistry | None,
     return (report("unknown-tool", "the call has no _tool" if tool is None
                    else "_tool is an empty string" if tool == ""
                    else f"_tool must be a tool's name, got {json_type(tool)}",
-                   pointer="/_tool", hint='name the tool: "_tool": "processPayment"'),)
+                   pointer="/_tool", hint=_name_the_tool(registry)),)
+
+
+def _name_the_tool(registry: ToolRegistry | None) -> str:
+    """The hint for a call without a usable ``_tool``: one of the known tools when there
+    are any (the LLM reads it), else an example."""
+    names = registry.names if registry is not None else ()
+    if not names:
+        return 'name the tool: "_tool": "processPayment"'
+    known = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    return f'name the tool: "_tool": {json.dumps(names[0], ensure_ascii=False)}' + (
+        f" (known tools: {known})" if len(names) > 1 else "")
 
 
 def _place(path: Path, memo: dict[Any, Any] | None) -> tuple[str, Path]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from attrs import frozen
 
@@ -20,6 +20,7 @@ from obelisk.core.context import Context
 from obelisk.core.errors import ActivityError
 from obelisk.core.values import MISSING
 from obelisk.interpreters.calls import Invocation
+from obelisk.interpreters.lingering import Done, threaded
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned, returned
 
 
@@ -39,6 +40,22 @@ class Activity(Protocol):
 
 #: Activities by name, as the interpreters take them.
 Activities: TypeAlias = Mapping[str, "Activity"]
+
+
+@runtime_checkable
+class Resident(Protocol):
+    """An activity bound to this process (an MCP tool's: its session lives here): an
+    :class:`Offload` leaves it here, whatever its tool's placement says."""
+
+    resident: bool
+
+
+class Offload(Protocol):
+    """Where a run's activities run when not in this process (``obelisk.dask``'s
+    ``DaskInterpreter``): ``wrap`` gives each activity as one that sends its calls there,
+    and the run's one loop awaits them as it awaits any ``async`` activity."""
+
+    def wrap(self, activities: Mapping[str, Activity]) -> Mapping[str, Activity]: ...
 
 
 def outcome_of_value(value: Any) -> Outcome:
@@ -121,8 +138,16 @@ def call_sync(fn: Callable[..., Any], invocation: Invocation,
               wait: Callable[[Any], Any]) -> Outcome:
     """Call an activity (or a function mock) for the sync loop; ``wait`` finishes an
     awaitable result. Whatever it returns or raises becomes an outcome."""
+    return outcome_of_call(fn, arguments(invocation), wait)
+
+
+def outcome_of_call(fn: Callable[..., Any], args: tuple[Any, ...],
+                    wait: Callable[[Any], Any]) -> Outcome:
+    """Call an activity with its three arguments, one call at a time (the sync loop, a Dask
+    worker); ``wait`` finishes an awaitable result. Whatever it returns or raises becomes
+    an outcome."""
     try:
-        return outcome_of_value(wait(fn(*arguments(invocation))))
+        return outcome_of_value(wait(fn(*args)))
     except FAILURES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
 
@@ -140,16 +165,35 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
         if is_async(fn) if asynchronous is None else asynchronous:
             value = await fn(*arguments(invocation))
         else:
-            value, failed = await asyncio.to_thread(_in_thread, fn, arguments(invocation))
+            value, failed = await threaded(invocation.node, in_thread, fn,
+                                           arguments(invocation))
             if failed is not None:
                 return outcome_of_exception(failed)
         if type(value) in _PLAIN:  # the common results need none of the checks below
             return returned(value=value)
-        if inspect.isawaitable(value):
-            value = await value
-        return outcome_of_value(value)
+        return await _outcome_of(value)
     except OUTCOMES as exc:  # an activity's failure is an outcome, never a crash
         return outcome_of_exception(exc)
+
+
+async def outcome_of_thread(done: Done) -> Outcome:
+    """What a plain activity's thread gave (its value, or the exception it raised) as an
+    outcome: a run being cancelled keeps those that finish (:mod:`.lingering`)."""
+    value, failed = done
+    if failed is not None:
+        return outcome_of_exception(failed)
+    try:
+        return await _outcome_of(value)
+    except OUTCOMES as exc:
+        return outcome_of_exception(exc)
+
+
+async def _outcome_of(value: Any) -> Outcome:
+    if type(value) in _PLAIN:  # the common results need none of the checks below
+        return returned(value=value)
+    if inspect.isawaitable(value):
+        value = await value
+    return outcome_of_value(value)
 
 
 
@@ -157,9 +201,10 @@ async def call_async(fn: Callable[..., Any], invocation: Invocation, *,
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
-def _in_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
-    # A worker thread's failure is caught in the thread and handed back as a value: an
-    # asyncio future cannot carry a StopIteration (the run would wait forever). Other
+def in_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
+    """Call a plain activity in a worker thread (``asyncio.to_thread(in_thread, fn,
+    args)``): its value, or the failure it raised, handed back as a value."""
+    # An asyncio future cannot carry a StopIteration (the run would wait forever). Other
     # BaseExceptions (KeyboardInterrupt, SystemExit) still travel as exceptions.
     try:
         return fn(*args), None

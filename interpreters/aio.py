@@ -9,9 +9,11 @@ and no hand-off.
 
 Cancelling the run cancels the running activities, waits for them, keeps every finished
 result and returns a result whose status is ``cancelled``: no task is left running or
-unawaited when ``run_async`` returns. Plain (non-async) activities run in a
-worker thread so they do not block the loop; a thread cannot be interrupted, so a
-cancelled plain activity finishes in the background with its result dropped.
+unawaited when ``run_async`` returns. Plain (non-async) activities run in a worker thread
+so they do not block the loop; a thread cannot be interrupted, so the run waits for the
+plain activities still running (telling its observer :class:`Waiting`) and keeps what
+they return, as for any call that finished: a second cancel abandons that wait, and the
+calls abandoned are cancelled (:mod:`obelisk.interpreters.lingering`).
 
 An activity's ``Exception`` is an outcome (and so is a ``CancelledError`` it raises
 itself while the run is not being cancelled). Any other ``BaseException``
@@ -33,15 +35,16 @@ from attrs import frozen
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import Activity, outcome_of_exception
+from obelisk.interpreters.activities import Activity, outcome_of_exception, outcome_of_thread
 from obelisk.interpreters.calls import Invocation, started
 from obelisk.interpreters.cancel import cancel
 from obelisk.interpreters.collector import gc_keep
 from obelisk.interpreters.common import Observer, clock_of, prepare, reads_calls, traced
 from obelisk.interpreters.eager import Resumed, start_eagerly
-from obelisk.interpreters.events import Cancelled, Finished
+from obelisk.interpreters.events import Cancelled, Finished, Status, Waiting
 from obelisk.interpreters.executors import AsyncExecutor, Registry, async_executor
 from obelisk.interpreters.gates import Approver, approval, within
+from obelisk.interpreters.lingering import LINGERING, Lingering
 from obelisk.interpreters.machine import advance, begin, complete_all, finish, settle
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.replaying import Replayed
@@ -53,7 +56,8 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
                       approve: Approver | None, clock: Callable[[], str], *,
                       max_concurrency: int | None = None, timeout: float | None = None,
                       observer: Observer | None = None, isolate_invalid: bool = False,
-                      max_value_nodes: int | None = None, resume: Replayed | None = None,
+                      max_value_nodes: int | None = None, max_value_bytes: int | None = None,
+                      resume: Replayed | None = None,
                       trace: bool | None = None) -> RunResult:
     """The asyncio loop: advance, approve, start tasks, complete them as they finish.
 
@@ -67,7 +71,8 @@ async def drive_async(plan: CompiledPlan, context: Context, invoke: AsyncExecuto
         raise ValueError("max_concurrency must be at least 1")
     if resume is None:
         run = _Run(begin(plan, context, isolate_invalid=isolate_invalid,
-                         max_value_nodes=max_value_nodes, trace=traced(trace, observer)),
+                         max_value_nodes=max_value_nodes, max_value_bytes=max_value_bytes,
+                         trace=traced(trace, observer)),
                    invoke, clock, timeout, observer)
         return await _drive_async(run, approve, max_concurrency)
     run = _Run(resume.state, invoke, clock, timeout, observer)
@@ -86,7 +91,7 @@ class _Run:
     """
 
     __slots__ = ("state", "invoke", "clock", "timeout", "tell", "with_calls", "finished",
-                 "waiter", "tasks", "queued", "stopping")
+                 "waiter", "tasks", "queued", "stopping", "lingering")
 
     def __init__(self, state: RunState, invoke: AsyncExecutor, clock: Callable[[], str],
                  timeout: float | None, tell: Observer | None) -> None:
@@ -103,6 +108,7 @@ class _Run:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.queued: deque[Invocation] = deque()
         self.stopping = False  # set once the run itself is being cancelled or aborted
+        self.lingering = Lingering()  # the threads of plain activities a cancel waits for
 
 
 async def _drive_async(run: _Run, approve: Approver | None, max_concurrency: int | None,
@@ -112,6 +118,7 @@ async def _drive_async(run: _Run, approve: Approver | None, max_concurrency: int
     ``undecided``: started calls of a resumed run that still wait for the approval hook.
     """
     settled: tuple[Invocation, ...] | None = None  # what the last settle made ready
+    token = LINGERING.set(run.lingering)  # the run's tasks inherit it
     try:
         while True:
             if settled is None:
@@ -151,6 +158,8 @@ async def _drive_async(run: _Run, approve: Approver | None, max_concurrency: int
             settled = _settle(run, batch)
     except BaseException as exc:
         return await _stopped(run, exc)
+    finally:
+        LINGERING.reset(token)
     return finish(run.state)
 
 
@@ -166,12 +175,19 @@ async def _stopped(run: _Run, exc: BaseException) -> RunResult:
     """The run cancelled, or stopped by an approval hook's error or an activity's
     KeyboardInterrupt/SystemExit: no task may outlive the run, so every running activity
     is cancelled and awaited before the cancelled result is returned or ``exc`` raised."""
-    run.stopping = True
+    run.stopping = run.lingering.stopping = True
     await _stop_tasks(run)
     if not isinstance(exc, asyncio.CancelledError):
         raise exc
     late = list(run.finished)
     run.finished.clear()
+    status = run.state.status
+    waited = tuple(n for n in sorted(run.lingering.threads) if status[n] is Status.RUNNING)
+    if waited:  # plain activities still running: their outcomes are kept
+        if run.tell is not None:
+            run.tell(Waiting(waited))
+        for node, done in (await run.lingering.finished(waited)).items():
+            late.append((node, await outcome_of_thread(done)))
     _settle(run, [item for item in late if not isinstance(item[1], Abort)], advancing=False)
     if run.tell is not None:
         run.tell(Cancelled())
@@ -312,6 +328,7 @@ async def run_async(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
     trace: bool | None = None,
 ) -> RunResult:
     """Run a plan on asyncio: every ready call at once, up to ``max_concurrency``.
@@ -323,4 +340,5 @@ async def run_async(
     invoke = async_activity_invoker(compiled, activities or {}, latent)
     return await drive_async(compiled, ctx, invoke, approve, clock_of(clock),
                              max_concurrency=max_concurrency, timeout=timeout,
-                             observer=observer, max_value_nodes=max_value_nodes, trace=trace)
+                             observer=observer, max_value_nodes=max_value_nodes,
+                             max_value_bytes=max_value_bytes, trace=trace)

@@ -188,7 +188,12 @@ def resolved_call(node: Node, values: Mapping[Path, Frozen], cache: CallCache | 
 
 def bounded_call(node: Node, values: Mapping[Path, Frozen], cache: CallCache | None,
                  max_nodes: int) -> dict[str, Any] | Raised:
-    """:func:`resolved_call`, or the ``ValueTooLarge`` failure when it is over the limit."""
+    """:func:`resolved_call`, or the ``ValueTooLarge`` failure when it is over the limit.
+
+    (Its JSON text is not measured: every value it reads was measured when it was
+    written, :func:`obelisk.interpreters.records.checked_result`, so a call reading many
+    of them is bounded by the calls' own results: one that returns what it read is
+    refused when it writes.)"""
     try:
         return resolved_call(node, values, cache, max_nodes)
     except ValueTooLarge:

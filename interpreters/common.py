@@ -15,12 +15,14 @@ from obelisk.core.context import Context
 if TYPE_CHECKING:
     # The events and the machine are imported where a run needs them: preparing a plan
     # (obelisk validate) needs neither.
-    from obelisk.interpreters.events import RunEvent
+    from obelisk.interpreters.events import RunEvent, Waiting
 
 class Observer(Protocol):
-    """Follows a run: called with every run event, in order, as it happens."""
+    """Follows a run: called with every run event, in order, as it happens (and with a
+    :class:`~obelisk.interpreters.events.Waiting` notice, which is no run event, while a
+    cancelled run waits for plain activities)."""
 
-    def __call__(self, event: RunEvent, /) -> None: ...
+    def __call__(self, event: RunEvent | Waiting, /) -> None: ...
 
 
 @runtime_checkable
@@ -32,7 +34,7 @@ class CallReader(Protocol):
 
     reads_calls: bool
 
-    def __call__(self, event: RunEvent, /) -> None: ...
+    def __call__(self, event: RunEvent | Waiting, /) -> None: ...
 
 
 def reads_calls(observer: Observer) -> bool:

@@ -53,7 +53,8 @@ def complete_call(step: Step, node_id: int, outcome: Outcome, date: str) -> None
             if output is not None and len(output.alternatives) >= 2 and not contract:
                 error: dict[str, Any] = {"type": etype, "message": message}
                 if data is not MISSING:
-                    error["data"] = records.json_or_repr(data, step.max_nodes)  # as in _fail
+                    error["data"] = records.json_or_repr(data, step.max_nodes,  # as in _fail
+                                                         step.max_bytes)
                 _write(step, node_id, len(output.alternatives) - 1, error, date,
                        f"{etype} routed to alternative {len(output.alternatives)}")
             else:
@@ -73,7 +74,7 @@ def complete_call(step: Step, node_id: int, outcome: Outcome, date: str) -> None
 def _write(step: Step, node_id: int, alt: int, value: Any, date: str, note: str) -> None:
     node = step.plan.nodes[node_id]
     assert node.output is not None
-    frozen = records.checked_result(node, value, step.max_nodes)
+    frozen = records.checked_result(node, value, step.max_nodes, step.max_bytes)
     if isinstance(frozen, Raised):
         fail_call(step, node_id, frozen.type, frozen.message)
         return

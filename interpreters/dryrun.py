@@ -114,6 +114,7 @@ def dry_run(
     approve: Callable[[dict[str, Any]], Any] | None = None,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
 ) -> DryRunResult:
     """Simulate a plan with mocks; no real activity runs.
 
@@ -121,8 +122,8 @@ def dry_run(
     ``explore`` runs every combination of branch choices, at most ``limit`` of them.
     ``approve`` is asked before each ready call, as in a real run (so an approval
     policy can be tried out); with ``explore`` it is asked in every combination.
-    ``observer`` follows the first run's events. ``max_value_nodes`` bounds values as in
-    a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
+    ``observer`` follows the first run's events. ``max_value_nodes`` and
+    ``max_value_bytes`` bound values as in a real run (``ValueTooLarge``). Raises ``PlanRefused`` for a plan with
     errors and :class:`MockError` for bad mocks.
     """
     if interpreter not in ("sync", "asyncio"):
@@ -146,10 +147,11 @@ def dry_run(
         if interpreter == "sync":
             return drive_sync(compiled, ctx, sync_executor(compiled, registry, steer),
                               approve, read_clock, watch, max_value_nodes=max_value_nodes,
-                              trace=True)
+                              max_value_bytes=max_value_bytes, trace=True)
         return asyncio.run(drive_async(compiled, ctx, async_executor(compiled, registry, steer),
                                        approve, read_clock, observer=watch,
-                                       max_value_nodes=max_value_nodes, trace=True))
+                                       max_value_nodes=max_value_nodes,
+                                       max_value_bytes=max_value_bytes, trace=True))
 
     base = run_once({}, observer)
     if not explore:

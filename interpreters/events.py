@@ -134,6 +134,15 @@ class Cancelled:
 
 
 @frozen
+class Waiting:
+    """Not a run event (nothing replays it; a journal skips it): the run is being
+    cancelled and waits for the plain activities of ``nodes``, which cannot be
+    interrupted, to finish; a second cancel abandons them."""
+
+    nodes: tuple[int, ...]
+
+
+@frozen
 class Admitted:
     """The run admitted more calls: ``plan`` extends the run's plan (streaming)."""
 
@@ -142,7 +151,10 @@ class Admitted:
 
 @frozen
 class Closed:
-    """No more calls will be admitted (streaming)."""
+    """No more calls will be admitted (streaming); ``plan``, when given, is the run's
+    calls compiled as a whole (:func:`~obelisk.interpreters.admission.close`)."""
+
+    plan: CompiledPlan | None = None
 
 
 #: Everything the machine was told, in order; enough to rebuild the run.

@@ -53,6 +53,7 @@ from obelisk.core.errors import PlanRefused, WriteError
 from obelisk.core.paths import Path
 from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, lookup_in
+from obelisk.core.size import MAX_VALUE_BYTES
 from obelisk.core.values import MAX_VALUE_NODES, Frozen, Missing, present
 from obelisk.interpreters import calls, records
 from obelisk.interpreters.calls import Invocation
@@ -66,7 +67,12 @@ from obelisk.interpreters.outcomes import (
     Replace,
     Verdict,
 )
-from obelisk.interpreters.readiness import Absence, absences, written_but_absent
+from obelisk.interpreters.readiness import (
+    Absence,
+    absences,
+    skip_reason,
+    written_but_absent,
+)
 from obelisk.interpreters.result import RunResult, build_result
 from obelisk.interpreters.state import (
     RunState,
@@ -87,14 +93,17 @@ def refuse(plan: CompiledPlan) -> PlanRefused:
 
 def begin(plan: CompiledPlan, context: Context | None = None, *,
           isolate_invalid: bool = False, open: bool = False,
-          max_value_nodes: int | None = None, trace: bool = True) -> RunState:
+          max_value_nodes: int | None = None, max_value_bytes: int | None = None,
+          trace: bool = True) -> RunState:
     """The state before anything has run.
 
     Raises :class:`PlanRefused` for a plan with error diagnostics, unless
     ``isolate_invalid``: then the nodes in ``plan.invalid`` finish at once as INVALID
     (see the module docstring). ``open`` starts a run that admits more calls. A result,
     written value or resolved call over ``max_value_nodes`` JSON values (default
-    :data:`MAX_VALUE_NODES`) fails its call with ``ValueTooLarge``. ``trace=False`` keeps
+    :data:`MAX_VALUE_NODES`), or a result whose JSON text is over ``max_value_bytes``
+    (default :data:`~obelisk.core.size.MAX_VALUE_BYTES`, 16 MiB; shared structure counted
+    as it will be written), fails its call with ``ValueTooLarge``. ``trace=False`` keeps
     the trace empty (a run nobody reads the trace of need not pay for it).
     """
     if not plan.ok and not isolate_invalid:
@@ -108,6 +117,7 @@ def begin(plan: CompiledPlan, context: Context | None = None, *,
                             if count == 0 and n not in invalid]),
         running=0, errors=pmap(), reasons=pmap(), trace=pvector(), open=open,
         max_nodes=MAX_VALUE_NODES if max_value_nodes is None else max_value_nodes,
+        max_bytes=MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
         tracing=trace, cache=calls.cache_of(plan),
     )
     if invalid:
@@ -233,9 +243,7 @@ def _skip(step: Step, node_id: int, params: list[Param]) -> None:
               status=Status.SKIPPED)
         return
     if Absence.DEAD in cases:
-        dead = [p.text for p in params
-                if any(case is Absence.DEAD and read in p.reads for case, read in found)]
-        reason = f"dead branch: {', '.join(dead)} was not written"
+        reason = skip_reason(step, Absence.DEAD, found)
     elif Absence.UNWRITTEN in cases:
         refs = ", ".join(str(read.reference) for case, read in found
                          if case is Absence.UNWRITTEN)
@@ -243,7 +251,7 @@ def _skip(step: Step, node_id: int, params: list[Param]) -> None:
               f"{refs} has no value, and no call in the plan writes it", status=Status.SKIPPED)
         return
     else:
-        reason = f"{', '.join(p.text for p in params)} is null"
+        reason = skip_reason(step, Absence.NULL, found)
     step.record(EventKind.SKIPPED, node_id, reason)
     end_call(step, node_id, Status.SKIPPED, reason)
 
@@ -261,17 +269,17 @@ def decide(state: RunState, invocation: Invocation,
     node = state.plan.nodes[node_id]
     step = Step(state)
     match verdict:
-        case Approve():
-            _approved(step, node, "approve")
+        case Approve(by=by, reason=reason):
+            _approved(step, node, "approve", by=by, reason=reason)
             return step.state(), invocation
-        case Deny(reason=reason):
-            _approved(step, node, "deny", reason=reason)
+        case Deny(reason=reason, by=by):
+            _approved(step, node, "deny", by=by, reason=reason)
             fail_call(step, node_id, "Denied", reason, event=EventKind.DENIED)
             return step.state(), None
-        case Replace(call=replacement):
+        case Replace(call=replacement, by=by, reason=reason):
             call = {k: v for k, v in invocation.call.items() if k.startswith("_")}
             call.update({k: v for k, v in replacement.items() if not k.startswith("_")})
-            _approved(step, node, "replace", replacement=call)
+            _approved(step, node, "replace", replacement=call, by=by, reason=reason)
             problems = calls.param_problems(invocation.tool, call)
             if problems:
                 fail_call(step, node_id, "ParamSchema", f"the replacement call fails {problems}")

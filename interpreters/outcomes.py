@@ -84,9 +84,26 @@ Outcome: TypeAlias = Returned | Chose | Raised
 # -- approval: what the hook answered ----------------------------------------------------
 
 
+def _who(value: Any) -> str | None:
+    """Who decided, as text (None: not said)."""
+    return None if value is None else _text(value, "someone")
+
+
+def _why(value: Any) -> str | None:
+    """An optional reason, as text (None or "": not given)."""
+    return _text(value) or None
+
+
+# Every verdict may say who made it (``by``: "alice at the terminal", "the MCP client")
+# and why; both are recorded with it (the approval message, the journal, ``history``).
+
+
 @frozen
 class Approve:
     """Run the call as it is."""
+
+    by: str | None = field(default=None, converter=_who, kw_only=True)
+    reason: str | None = field(default=None, converter=_why, kw_only=True)
 
 
 @frozen
@@ -98,6 +115,7 @@ class Deny:
     """
 
     reason: str = field(default="denied", converter=_reason)
+    by: str | None = field(default=None, converter=_who, kw_only=True)
 
 
 @frozen
@@ -106,6 +124,8 @@ class Replace:
     stay as compiled, since the dataflow graph was built from them)."""
 
     call: Mapping[str, Any]
+    by: str | None = field(default=None, converter=_who, kw_only=True)
+    reason: str | None = field(default=None, converter=_why, kw_only=True)
 
 
 #: What an approval hook decided about one ready call.

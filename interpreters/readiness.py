@@ -40,6 +40,10 @@ class RunState(Protocol):
     def took(self) -> Mapping[int, int]:
         """The alternative each executed writer took."""
 
+    @property
+    def errors(self) -> Mapping[int, object]:
+        """The error message of each call that added one, by node."""
+
 
 class Absence(Word):
     """Why a reference a call reads has no value when the call is evaluated (§7), in the
@@ -105,3 +109,43 @@ def written_but_absent(state: RunState, read: Read) -> str:
         wrote_what.append(f"{node.label} wrote {' and '.join(targets)}")
     return (f"{ref} has no value, although every call that can write it did "
             f"({'; '.join(wrote_what)}): the key it reads is absent from what was written")
+
+
+def skip_reason(state: RunState, case: Absence, found: Sequence[tuple[Absence, Read]]) -> str:
+    """Why a call skipped silently, for a dead branch or a null (§9 "Skip reasons"): each
+    reference of ``case`` that has no value, and the calls that wrote it (a null) or what
+    each writer that did not write it did instead (took another alternative, was skipped,
+    failed...)."""
+    reads = list({str(read.reference): read for each, read in found if each is case}.values())
+    if case is Absence.NULL:
+        return "; ".join(f"{read.reference} is null (written by "
+                         f"{_labels(state, read.writers)})" for read in reads)
+    return "dead branch: " + "; ".join(
+        f"{read.reference} was not written ("
+        + "; ".join(_instead(state, w, read.reference) for w in read.writers
+                    if not wrote(state, w, read.reference)) + ")" for read in reads)
+
+
+def _labels(state: RunState, writers: Iterable[int]) -> str:
+    return " and ".join(state.plan.nodes[w].label for w in writers)
+
+
+def _instead(state: RunState, writer: int, ref: Reference) -> str:
+    """What possible writer ``writer`` did instead of writing ``ref``."""
+    node = state.plan.nodes[writer]
+    status = state.status[writer]
+    alt = state.took.get(writer)
+    if status is Status.EXECUTED and alt is not None and node.output is not None:
+        taken = " and ".join(str(t) for t in node.output.alternatives[alt].targets)
+        return f"{node.label} took {taken} instead"
+    if status is Status.FAILED:
+        error = state.errors.get(writer)
+        denied = isinstance(error, Mapping) and error["data"]["error"]["type"] == "Denied"
+        return f"{node.label} {'was denied' if denied else 'failed'}"
+    return f"{node.label} {_WHAT.get(status, 'wrote nothing')}"
+
+
+#: What a writer that neither wrote nor failed did, by its status.
+_WHAT = {Status.SKIPPED: "was skipped", Status.INVALID: "is invalid",
+         Status.CANCELLED: "was cancelled", Status.PENDING: "never ran",
+         Status.RUNNING: "has not finished"}

@@ -14,18 +14,27 @@ from obelisk.core.ast import Reference
 from obelisk.core.errors import NotJSONError, ValueTooLarge
 from obelisk.core.messages import output_message as _output_message
 from obelisk.core.plain import thaw
+from obelisk.core.size import fits, json_size
 from obelisk.core.values import MISSING, UNLIMITED, Frozen, freeze, without_surrogates
 from obelisk.interpreters.outcomes import Raised
 
 __all__ = ["approval_message", "checked_result", "error_message", "json_or_repr",
-           "output_message", "safe_text", "shown", "target_text", "too_large"]
+           "output_message", "safe_text", "shown", "target_text", "too_large",
+           "too_many_bytes"]
 
 
-def checked_result(node: Node, value: Any, max_nodes: int) -> Frozen | Raised:
+def checked_result(node: Node, value: Any, max_nodes: int,
+                   max_bytes: int = UNLIMITED) -> Frozen | Raised:
     """A call's result frozen for the context, or the broken contract that refuses it
-    (``NotJSON``, ``ValueTooLarge``): never routed to an error branch."""
+    (``NotJSON``, ``ValueTooLarge``: over ``max_nodes`` values, or a JSON text over
+    ``max_bytes``, shared structure counted as it will be written): never routed to an
+    error branch."""
     try:
-        return freeze(value, max_nodes=max_nodes)
+        frozen = freeze(value, max_nodes=max_nodes)
+        if fits(frozen, max_bytes):
+            return frozen
+        return Raised("ValueTooLarge", too_many_bytes(
+            node, "result", json_size(frozen, max_bytes), max_bytes), contract=True)
     except NotJSONError as exc:
         return Raised("NotJSON", f"the result is not JSON: {exc}", contract=True)
     except ValueTooLarge:
@@ -39,6 +48,14 @@ def too_large(node: Node, what: str, limit: int) -> str:
     """The message of a ``ValueTooLarge`` failure: which call, what, and the limit."""
     return (f"{node.label}: the {what} holds more than {limit:,} JSON values, over the size "
             f"limit (max_value_nodes={limit}); make it smaller, or raise max_value_nodes")
+
+
+def too_many_bytes(node: Node, what: str, size: int, limit: int) -> str:
+    """The message of a ``ValueTooLarge`` failure over the byte limit: which call, what,
+    its size (at least) and the limit."""
+    return (f"{node.label}: the {what} is {size:,} bytes or more as JSON, over the size "
+            f"limit (max_value_bytes={limit}; a value read several times counts each "
+            "time, as it is written); make it smaller, or raise max_value_bytes")
 
 
 def safe_text(text: Any) -> str:
@@ -93,30 +110,36 @@ def error_message(node: Node, etype: str, message: str, data: Any = MISSING) -> 
 
 
 def approval_message(node: Node, decision: str, *, replacement: Any = MISSING,
-                     reason: str | None = None) -> dict[str, Any]:
+                     reason: str | None = None, by: str | None = None) -> dict[str, Any]:
     """The approval message recording the approval hook's answer for a call (§7 step 3):
-    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?}}``, with
-    ``_instance`` when the call has one. Not a data kind: no reference ever reads it."""
+    ``{"type": "approval", "data": {"call", "decision", "replacement"?, "reason"?,
+    "by"?}}`` (``by``: who decided, when the hook said), with ``_instance`` when the call
+    has one. Not a data kind: no reference ever reads it."""
     data: dict[str, Any] = {"call": thaw(node.call), "decision": decision}
     if replacement is not MISSING:
         data["replacement"] = thaw(json_or_repr(replacement))  # recorded even if not JSON
     if reason is not None:
         data["reason"] = reason
+    if by is not None:
+        data["by"] = by
     out: dict[str, Any] = {"type": "approval", "data": data}
     if node.instance is not None:
         out["_instance"] = node.instance
     return out
 
 
-def json_or_repr(data: Any, max_nodes: int = UNLIMITED) -> Any:
+def json_or_repr(data: Any, max_nodes: int = UNLIMITED, max_bytes: int = UNLIMITED) -> Any:
     """``data`` frozen if it is JSON, else its repr (else its type's name).
 
     An error's details that are not JSON are kept as their repr: the failure must still
-    be recorded, routed or not. Details over ``max_nodes`` JSON values are replaced by a
-    note saying so.
+    be recorded, routed or not. Details over ``max_nodes`` JSON values, or whose JSON text
+    is over ``max_bytes``, are replaced by a note saying so.
     """
     try:
-        return thaw(freeze(data, max_nodes=max_nodes))  # a copy: the activity keeps its own
+        frozen = freeze(data, max_nodes=max_nodes)
+        if not fits(frozen, max_bytes):
+            return f"(the error's data is over {max_bytes:,} bytes as JSON; left out)"
+        return thaw(frozen)  # a copy: the activity keeps its own
     except ValueTooLarge:
         return f"(the error's data held more than {max_nodes:,} JSON values; left out)"
     except Exception:  # noqa: BLE001 - not JSON, or a container whose methods raise

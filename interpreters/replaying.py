@@ -112,8 +112,8 @@ def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool,
                 undecided.clear()
             case Admitted(plan=extended):
                 state = admit(state, extended)
-            case Closed():
-                state = close(state)
+            case Closed(plan=whole):
+                state = close(state, whole)
             case _:  # pragma: no cover
                 raise TypeError(f"not a run event: {event!r}")
     return Replayed(state, tuple(undecided.values()), tuple(running.values()))

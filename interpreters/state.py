@@ -20,6 +20,7 @@ from obelisk.core.errors import WriteError
 from obelisk.core.messages import Write
 from obelisk.core.methods import Method
 from obelisk.core.paths import Path
+from obelisk.core.size import MAX_VALUE_BYTES
 from obelisk.core.values import MAX_VALUE_NODES, MISSING, Frozen
 from obelisk.interpreters import records
 from obelisk.interpreters.calls import CallCache
@@ -49,6 +50,7 @@ class RunState:
     #: True while more calls may be admitted (streaming); see :func:`admit`.
     open: bool = False
     max_nodes: int = MAX_VALUE_NODES  #: the size limit of values: see :func:`begin`
+    max_bytes: int = MAX_VALUE_BYTES  #: the limit of a value's JSON text: see :func:`begin`
     #: Node id -> the alternative of its ``_outputPath`` whose write was applied, when
     #: that was not the first (a chosen branch, an exception routed to the last): what
     #: :attr:`took` is derived from.
@@ -130,7 +132,7 @@ class Step:
 
     __slots__ = ("plan", "_context", "appender", "batching", "status",
                  "waiting", "candidates", "running", "errors", "reasons", "trace", "open",
-                 "max_nodes", "alts", "approvals", "tracing", "cache")
+                 "max_nodes", "max_bytes", "alts", "approvals", "tracing", "cache")
 
     def __init__(self, state: RunState) -> None:
         self.plan = state.plan
@@ -149,6 +151,7 @@ class Step:
         self.trace = state.trace
         self.open = state.open
         self.max_nodes = state.max_nodes
+        self.max_bytes = state.max_bytes
         self.alts = state.alts
         self.approvals = state.approvals
         self.tracing = state.tracing
@@ -221,7 +224,8 @@ class Step:
             plan=self.plan, context=self.context, status=self.status, waiting=self.waiting,
             candidates=self.candidates, running=self.running, errors=self.errors,
             reasons=self.reasons, trace=self.trace, open=self.open, max_nodes=self.max_nodes,
-            alts=self.alts, approvals=self.approvals, tracing=self.tracing, cache=self.cache)
+            max_bytes=self.max_bytes, alts=self.alts, approvals=self.approvals,
+            tracing=self.tracing, cache=self.cache)
 
     def record(self, kind: EventKind, node_id: int, detail: str = "") -> None:
         """Add a line to the trace, when the run records one."""
@@ -235,7 +239,8 @@ _set_state = slots.dict_setter(RunState)
 def _new_state(*, plan: CompiledPlan, context: Context, status: PVector[Status],
                waiting: PVector[int], candidates: PVector[int], running: int,
                errors: PMap[int, Any], reasons: PMap[int, str], trace: PVector[Event],
-               open: bool, max_nodes: int, alts: PMap[int, int], approvals: PMap[int, Any],
+               open: bool, max_nodes: int, max_bytes: int, alts: PMap[int, int],
+               approvals: PMap[int, Any],
                tracing: bool, cache: CallCache) -> RunState:
     # RunState(**fields): its __dict__ built whole and handed over in one call, where
     # attrs' __init__ fills it one entry at a time (one state per transition).
@@ -243,7 +248,8 @@ def _new_state(*, plan: CompiledPlan, context: Context, status: PVector[Status],
     _set_state(state, {
         "plan": plan, "context": context, "status": status, "waiting": waiting,
         "candidates": candidates, "running": running, "errors": errors, "reasons": reasons,
-        "trace": trace, "open": open, "max_nodes": max_nodes, "alts": alts,
+        "trace": trace, "open": open, "max_nodes": max_nodes, "max_bytes": max_bytes,
+        "alts": alts,
         "approvals": approvals, "tracing": tracing, "cache": cache})
     return state
 
@@ -256,7 +262,7 @@ def fail_call(step: Step, node_id: int, etype: str, message: str, *, data: Any =
     the run's end), and its successors are released."""
     node = step.plan.nodes[node_id]
     if data is not MISSING:
-        data = records.json_or_repr(data, step.max_nodes)
+        data = records.json_or_repr(data, step.max_nodes, step.max_bytes)
     step.errors = step.errors.set(node_id, records.error_message(node, etype, message, data))
     kind = event or (EventKind.SKIPPED if status is Status.SKIPPED else EventKind.FAILED)
     step.record(kind, node_id, f"{etype}: {message}")
@@ -285,8 +291,11 @@ def end_call(step: Step, node_id: int, status: Status, reason: str) -> None:
 
 def invalidate_call(step: Step, node_id: int) -> None:
     """The call ends INVALID at once: an ``Invalid`` error listing its diagnostics."""
-    diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer}
+    diagnostics = [{"code": d.to_json()["code"], "message": d.message, "pointer": d.pointer,
+                    **({"hint": d.hint} if d.hint else {})}
                    for d in step.plan.invalid[node_id]]
-    text = "; ".join(d["message"] for d in diagnostics) or "the call is invalid"
+    # Each diagnostic as the compiler words it, its hint (a did-you-mean) after it.
+    text = "; ".join(d["message"] + (f": {d['hint']}" if "hint" in d else "")
+                     for d in diagnostics) or "the call is invalid"
     fail_call(step, node_id, "Invalid", text, data={"diagnostics": diagnostics},
           status=Status.INVALID, event=EventKind.INVALID)

@@ -19,9 +19,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+try:
+    import hypothesis  # noqa: F401 - imported first, to say how to install it when absent
+except ImportError:  # tests/kit/test_kit_fuzz.py imports it without hypothesis
+    raise ImportError("obelisk.testing needs hypothesis, which is not installed; install it "
+                      "with pip install 'obelisk[testing]'") from None
+
 from obelisk.kit import conformance, fuzz
 from obelisk.kit.client import DEFAULT_TIMEOUT, AdapterClient
 from obelisk.kit.pack import pack_dir
+from obelisk.kit.planstrategies import mock_for, mocks, output_paths, plans
 from obelisk.kit.protocol import Op
 from obelisk.kit.strategies import (
     INSTANCES,
@@ -32,10 +39,6 @@ from obelisk.kit.strategies import (
     data_messages,
     expressions,
     json_values,
-    mock_for,
-    mocks,
-    output_paths,
-    plans,
     resolve_cases,
 )
 

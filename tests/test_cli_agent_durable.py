@@ -103,9 +103,9 @@ def test_a_lazy_run_reviewed_at_the_terminal_is_not_asked_again(
     code, out, err = run("agent", files["agent"], "--llm", "script:" + files["one"],
                          "--activities", ACTS, "--mode", "lazy", "--approve",
                          "--journal", files["db"], "--run", "L")
-    assert code == 1 and err.count("[a]pprove or [r]eject") == 1  # the script ran out
+    assert code == 1 and err.count("[a]pprove, [e]dit, [r]eject the plan?") == 1  # the script ran out
     code, out, _ = run("history", files["db"], "--run", "L")
-    assert "on_plan approved the plan" in out
+    assert "approved the plan" in out and "at the terminal" in out  # who decided
     code, _, err = run("resume", files["db"], "--run", "L", "--llm", "script:" + files["two"],
                        "--activities", ACTS)
     assert code == 2 and "plan review hook" in err and "--approve" in err
@@ -114,3 +114,14 @@ def test_a_lazy_run_reviewed_at_the_terminal_is_not_asked_again(
                          "script:" + files["two"], "--activities", ACTS, "--approve", "--json")
     assert code == 0, err
     assert "[a]pprove" not in err and json.loads(out)["output"] == 2
+
+
+def test_a_resumed_agent_says_which_ticks_it_replayed(files: dict[str, str]) -> None:
+    code, out, _ = run("agent", files["agent"], "--llm", "script:" + files["one"],
+                       "--activities", ACTS, "--journal", files["db"], "--run", "R")
+    assert code == 1 and "tick 1: asking the LLM" in out
+    code, out, err = run("resume", files["db"], "--llm", "script:" + files["two"],
+                         "--activities", ACTS)
+    assert code == 0, err
+    assert "replayed tick 1 from the journal" in out and "tick 1: asking" not in out
+    assert "tick 2: asking the LLM" in out

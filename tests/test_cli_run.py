@@ -300,7 +300,7 @@ def test_asyncio_options_are_checked(option: list[str], message: str) -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("sample_activities", "package.module:NAME"),
     ("no_such_module_xyz:ACTIVITIES", "cannot import 'no_such_module_xyz'"),
-    ("sample_activities:MISSING_NAME", "must be a dict of activity name -> callable"),
+    ("sample_activities:MISSING_NAME", "has no attribute 'MISSING_NAME'"),
     ("sample_activities:NOT_A_DICT", "must be a dict of activity name -> callable"),
     ("sample_activities:NOT_CALLABLE", "must be a dict of activity name -> callable"),
 ])
@@ -329,7 +329,7 @@ def approve_run(monkeypatch: pytest.MonkeyPatch, answers: str, *extra: str) -> t
 def test_approve_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = approve_run(monkeypatch, "a\ny\n")
     assert code == 0
-    assert err.count("[a]pprove, [d]eny, [e]dit parameters?") == 2
+    assert err.count("[a]pprove, [e]dit, [r]eject?") == 2
     assert "about to run 'processPayment' with:" in err and '"amount": 50.0' in err
     assert '"status": "confirmed"' in out
 
@@ -360,7 +360,7 @@ def test_edit_the_parameters(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.
 def test_bad_edits_are_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = approve_run(monkeypatch, "e\n{not json\ne\n[1]\nwhat?\na\na\n")
     assert code == 0
-    assert "the parameters must be a JSON object" in err
+    assert "the new parameters must be a JSON object" in err
     assert err.count("[a]pprove") == 5
 
 

@@ -181,7 +181,7 @@ def test_approval_at_a_terminal_with_the_editor(tmp_path: pathlib.Path) -> None:
     child = spawn(["run", PAYMENT, "--activities", ACTIVITIES, "--approve"], TESTS,
                   EDITOR=str(editor))
     child.expect("call 0: about to run 'processPayment'")
-    child.expect(r"\[a\]pprove, \[d\]eny, \[e\]dit parameters\? ")
+    child.expect(r"\[a\]pprove, \[e\]dit, \[r\]eject\? ")
     child.sendline("e")  # the editor writes 500: the card is declined
     child.expect("about to run 'reportFailure'")
     child.expect(r"\[a\]pprove")

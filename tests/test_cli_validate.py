@@ -346,14 +346,8 @@ MERMAID = """flowchart LR
     direction LR
     L0["N: tool, a call"] -->|"a path one call writes and the other reads"| L1["N: tool"]
     L2["N: tool"] -.->|"alt k: one alternative of ||, exclusive"| L3["N: tool"]
-    L4["N: tool"] ==>|"&& one of the paths written together"| L5["N: tool"]
-    L6["N: tool"] -->|"cycle: part of a loop"| L7["N: tool"]
     L8(["†kind: read from the context or inputs"])
-    L9(["†kind.path: nothing writes it"])
   end
-  class L9 dangling
-  classDef dangling stroke:#d00,color:#d00,stroke-dasharray:4
-  linkStyle 9 stroke:#d00,stroke-width:2px
 """
 
 DOT = """digraph plan {
@@ -377,12 +371,7 @@ DOT = """digraph plan {
     L0 -> L1 [label="a path one call writes and the other reads"];
     L2 [label="N: tool"]; L3 [label="N: tool"];
     L2 -> L3 [label="alt k: one alternative of ||, exclusive", style=dashed];
-    L4 [label="N: tool"]; L5 [label="N: tool"];
-    L4 -> L5 [label="&& one of the paths written together", style=bold];
-    L6 [label="N: tool"]; L7 [label="N: tool"];
-    L6 -> L7 [label="cycle: part of a loop", color="#dd0000", fontcolor="#dd0000", penwidth=2];
     L8 [label="†kind: read from the context or inputs", shape=ellipse, style=dashed];
-    L9 [label="†kind.path: nothing writes it", shape=ellipse, style=dashed, color="#dd0000", fontcolor="#dd0000", penwidth=2];
   }
 }
 """
@@ -403,6 +392,37 @@ def test_graph_mermaid_is_the_default(tmp_path: pathlib.Path) -> None:
 def test_graph_dot(tmp_path: pathlib.Path) -> None:
     path = write(tmp_path, WEATHER)
     assert run("graph", "--format", "dot", path) == (0, DOT, no_tools(path))
+
+
+def test_graph_no_legend(tmp_path: pathlib.Path) -> None:
+    path = write(tmp_path, WEATHER)
+    assert run("graph", "--no-legend", path) == (
+        0, MERMAID.split("  subgraph legend")[0], no_tools(path))
+    assert run("graph", "--format", "dot", "--no-legend", path) == (
+        0, DOT.split("  subgraph cluster_legend")[0] + "}\n", no_tools(path))
+
+
+def test_graph_svg_is_drawn_by_graphviz(tmp_path: pathlib.Path) -> None:
+    _require_dot()
+    path = write(tmp_path, WEATHER)
+    code, svg, err = run("graph", "--format", "svg", path)
+    assert (code, err) == (0, no_tools(path))
+    assert svg.startswith("<?xml") and "<svg" in svg and svg.rstrip().endswith("</svg>")
+    assert "0: weatherCheck" in svg and "alt 1: †state.sunny" in svg and "legend" in svg
+    code, svg, _ = run("graph", "--format", "svg", "--no-legend", path)
+    assert code == 0 and "legend" not in svg and "0: weatherCheck" in svg
+
+
+def test_graph_svg_without_graphviz_says_what_to_install(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot on it
+    path = write(tmp_path, WEATHER)
+    code, out, err = run("graph", "--format", "svg", path)
+    assert (code, out) == (2, "")
+    assert err.endswith("error: --format svg draws the graph with Graphviz's dot program, "
+                        "which is not on PATH: install Graphviz (Debian and Ubuntu: apt "
+                        "install graphviz; macOS: brew install graphviz), or print --format "
+                        "dot or --format mermaid instead\n")
 
 
 def test_graph_json(tmp_path: pathlib.Path) -> None:

@@ -477,7 +477,7 @@ def test_the_report_has_exactly_the_documented_shape(interpreter: str) -> None:
         {"call": 1, "instance": "①", "tool": "confirm", "outcome": "failed",
          "reason": "Down: down", "error": "Down"},
         {"call": 1, "instance": "②", "tool": "confirm", "outcome": "skipped",
-         "reason": "dead branch: †state.receipt was not written"},
+         "reason": "dead branch: †state.receipt was not written (call 0 (pay) [②] took †state.error instead)"},
     ]
     assert report["errors"] == [{"type": "error", "_instance": "①", "data": {
         "call": plan[1], "error": {"type": "Down", "message": "down"}}}]
@@ -488,7 +488,8 @@ def test_the_report_has_exactly_the_documented_shape(interpreter: str) -> None:
     }
     assert all(set(event) <= {"event", "call", "instance", "detail"} for event in report["trace"])
     assert {"event": "skipped", "call": 1, "instance": "②",
-            "detail": "dead branch: †state.receipt was not written"} in report["trace"]
+            "detail": "dead branch: †state.receipt was not written (call 0 (pay) [②] took "
+                      "†state.error instead)"} in report["trace"]
 
 
 def test_the_trace_lists_each_calls_events_in_order(interpreter: str) -> None:

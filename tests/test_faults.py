@@ -390,24 +390,63 @@ def test_cancelling_while_the_approval_hook_waits() -> None:
     assert result.status == "cancelled" and result.calls[0].outcome == "cancelled"
 
 
-def test_cancelling_plain_activities_drops_their_results() -> None:
+def _cancelled_plain(cancels: int) -> tuple[RunResult, list[Any]]:
+    """Run PLAIN's blocked plain activity on asyncio, cancel the run ``cancels`` times,
+    then let the activity finish; the result and the events the observer saw."""
     release = threading.Event()
+    events: list[Any] = []
 
     def blocked(call: dict[str, Any], tool: Any, context: Context) -> Any:
         release.wait(5)
-        return "dropped"
+        return "finished while cancelling"
 
     async def main() -> RunResult:
+        task = asyncio.create_task(run_async(PLAIN, activities={"t": blocked},
+                                             observer=events.append))
+        for _ in range(cancels):
+            await asyncio.sleep(0.05)
+            task.cancel()
+        await asyncio.sleep(0.05)
+        assert not task.done()  # a plain activity cannot be interrupted: the run waits
+        release.set()
+        result = await task
+        no_tasks_left()
+        return result
+
+    return asyncio.run(main()), events
+
+
+def test_cancelling_waits_for_plain_activities_and_keeps_their_results() -> None:
+    # Issue 25 item 1: the work a plain activity did while the run was being cancelled
+    # happened; its outcome is kept, written and reported (it was dropped before).
+    result, events = _cancelled_plain(1)
+    assert result.status == "cancelled" and result.calls[0].outcome == "executed"
+    assert resolve(result.context, "†state.ok") == "finished while cancelling"
+    assert [type(e).__name__ for e in events] == ["Started", "Waiting", "Finished",
+                                                  "Cancelled"]
+    assert events[1].nodes == (0,)
+
+
+def test_cancelling_twice_abandons_the_plain_activities_still_running() -> None:
+    async def main() -> RunResult:
+        stuck = threading.Event()
+
+        def blocked(call: dict[str, Any], tool: Any, context: Context) -> Any:
+            stuck.wait(5)
+            return "too late"
+
         task = asyncio.create_task(run_async(PLAIN, activities={"t": blocked}))
         await asyncio.sleep(0.05)
         task.cancel()
+        await asyncio.sleep(0.05)
+        task.cancel()  # the second cancel: the run stops waiting
         result = await task
         no_tasks_left()
-        release.set()
+        stuck.set()
         return result
 
     result = asyncio.run(main())
-    assert result.status == "cancelled"
+    assert result.status == "cancelled" and result.calls[0].outcome == "cancelled"
     assert resolve(result.context, "†state.ok") is MISSING
 
 

@@ -30,6 +30,14 @@ def use(ref: str) -> dict[str, Any]:
 
 
 PICK = {"_tool": "pick", "_outputPath": "†state.chosen"}
+#: A news tool's output (a plan of a public corpus read †state.n.news.webUrl from it).
+NEWS = {"type": "object", "properties": {
+    "news": {"type": "array", "items": {"type": "object", "properties": {
+        "webUrl": {"type": "string"}}}},
+    "title": {"type": "string"}, "count": {"type": ["number", "null"]},
+    "meta": {"type": "object"}, "either": {"type": ["array", "object"]},
+    "list_or_text": {"type": ["array", "string"]}, "anything": {}}}
+NEWS_CALL = {"_tool": "pick", "_outputPath": "†state.n"}
 
 # (name, tools, plan, context, [(severity, hint)] of the unknown-field diagnostics)
 TABLE: list[tuple[str, list[Any], list[Any], list[Any], list[tuple[str, str]]]] = [
@@ -97,6 +105,42 @@ TABLE: list[tuple[str, list[Any], list[Any], list[Any], list[tuple[str, str]]]] 
      [{"type": "state", "state": {}, "schema": {"type": "object",
                                                 "properties": {"chosen": CLOSED}}}],
      [("error", "did you mean †state.chosen.id?")]),
+    ("a key below an array never has a value: read its first item",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.news.webUrl")], [],
+     [("warning", "did you mean †state.n.news.0.webUrl?")]),
+    ("an index below an array is read",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.news.-1.webUrl")], [], []),
+    ("a key below a string",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.title.text")], [],
+     [("warning", "read †state.n.title itself")]),
+    ("an index below a number or null",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.count.0")], [],
+     [("warning", "read †state.n.count itself")]),
+    ("a negative index below an object",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.meta.-1")], [],
+     [("warning", "read †state.n.meta itself")]),
+    ("an index 0 below an object reads the key 0",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.meta.0")], [], []),
+    ("a key below an array or an object",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.either.x")], [], []),
+    ("a key below an array or a string: read an index",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.list_or_text.x")], [],
+     [("warning", "read an index of †state.n.list_or_text (0 is the first item, -1 the "
+                  "last)")]),
+    ("a schema without a type says nothing",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.anything.x.y")], [], []),
+    ("a read the context provides below an array is not checked",
+     [producer(NEWS), USE], [NEWS_CALL, use("†state.n.news.webUrl")],
+     [{"type": "state", "state": {"n": {"news": {"webUrl": "u"}}}}], []),
+    ("a producer declaring an object there makes the key possible",
+     [producer(NEWS), producer({"type": "object", "properties": {"news": {"type": "object"}}},
+                               "other"), USE],
+     [NEWS_CALL, {"_tool": "other", "_outputPath": "†state.n"}, use("†state.n.news.webUrl")],
+     [], []),
+    ("a context schema declaring an array",
+     [USE], [{"_tool": "load", "_outputPath": "†state.n"}, use("†state.n.news.webUrl")],
+     [{"type": "state", "state": {}, "schema": {"type": "object", "properties": {
+         "n": NEWS}}}], [("warning", "did you mean †state.n.news.0.webUrl?")]),
     ("another instance's schema is not",
      [USE], [{"_tool": "load", "_outputPath": "†state.chosen"}, use("†state.chosen.idd")],
      [{"type": "state", "state": {}, "_instance": "②", "schema": {
@@ -122,3 +166,19 @@ def test_the_message_names_the_key_the_producer_and_what_it_declares() -> None:
         "declares only id and price at †state.chosen and forbids other keys")
     assert (diagnostic.call, diagnostic.pointer) == (1, "/x")
     assert not compiled.ok  # an error stops the plan
+
+
+def test_a_read_below_an_array_says_it_never_has_a_value() -> None:
+    compiled = compile_plan([NEWS_CALL, use("†state.n.news.webUrl")],
+                            tools=[producer(NEWS), USE])
+    (diagnostic,) = [d for d in compiled.diagnostics if d.code == "unknown-field"]
+    assert diagnostic.message == (
+        "†state.n.news.webUrl reads the key 'webUrl' below †state.n.news, but the _output "
+        "schema of pick (call 0) declares †state.n.news as an array, which has no such "
+        "member: the read never has a value")
+    assert (diagnostic.call, diagnostic.pointer) == (1, "/x")
+    assert compiled.ok  # a warning: the plan may still run (and skips the reader)
+    compiled = compile_plan([NEWS_CALL, use("†state.n.count.0")], tools=[producer(NEWS), USE])
+    (diagnostic,) = [d for d in compiled.diagnostics if d.code == "unknown-field"]
+    assert "reads the index 0 below †state.n.count, but the _output schema of pick (call 0) " \
+        "declares †state.n.count as a number or a null value" in diagnostic.message

@@ -1,8 +1,9 @@
 """One suite, every interpreter (SEMANTICS §7).
 
-Each test runs under six interpreters: the sync and the asyncio interpreter with real
-activities (plain functions, and ``async def`` ones), and the dry run under sync and
-asyncio with the equivalent mocks. A scenario states its tools' behaviour once, as a
+Each test runs under seven interpreters: the sync and the asyncio interpreter with real
+activities (plain functions, and ``async def`` ones), the Dask interpreter on a real
+cluster (tests/daskcluster.py: its workers do what the mocks say), and the dry run under
+sync and asyncio with the equivalent mocks. A scenario states its tools' behaviour once, as a
 CONFORMANCE.md mock (or a function); ``equivalents.activity_of`` turns a mock into the
 activity that does the same thing, so the real and the dry interpreters see the same world.
 """
@@ -41,9 +42,10 @@ from obelisk.interpreters.reporting import views
 class Runner:
     """Runs a plan under one interpreter, with mocks or their equivalent activities."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, cluster: Any = None) -> None:
         self.name = name
         self.kind, self.style = name.split("-")
+        self.cluster = cluster  # the Dask interpreter's
 
     @property
     def dry(self) -> bool:
@@ -62,18 +64,49 @@ class Runner:
                                   approve=approve, clock=lambda: DRY_RUN_DATE)
         if self.kind == "sync":
             return run_sync(plan, ctx, **kw)
+        if self.kind == "dask":
+            return self.on_dask(plan, ctx, mocks, kw)
         return asyncio.run(run_async(plan, ctx, **kw))
+
+    def on_dask(self, plan: list[Any], ctx: list[Any], mocks: dict[str, Any],
+                kw: dict[str, Any]) -> RunResult:
+        """On the cluster, each worker doing what the mocks say; a function mock (which
+        workers could not import) makes the run's calls run in the client."""
+        import dask_activities
+        from daskcluster import on_cluster
+
+        from obelisk import ActivityPath, run_dask
+
+        by_path = ActivityPath("dask_activities", "mocked")
+        kw["activities"] = {name: m if callable(m) else by_path for name, m in mocks.items()}
+        placement = "local" if any(callable(m) for m in mocks.values()) else "dask"
+        plain = {name: m for name, m in mocks.items() if not callable(m)}
+
+        async def run(client: Any) -> RunResult:
+            await client.run(dask_activities.install, plain)
+            return await run_dask(plan, ctx, client=client, executor=placement, **kw)
+
+        return on_cluster(self.cluster, run)
 
     def __repr__(self) -> str:
         return self.name
 
 
 INTERPRETERS = ["sync-plain", "sync-async", "asyncio-plain", "asyncio-async",
-                "dry-sync", "dry-asyncio"]
+                "dask-plain", "dry-sync", "dry-asyncio"]
+
+
+@pytest.fixture(scope="module")
+def dask_cluster() -> Any:
+    from daskcluster import local_cluster
+
+    yield from local_cluster()
 
 
 @pytest.fixture(params=INTERPRETERS)
 def run(request: pytest.FixtureRequest) -> Runner:
+    if request.param.startswith("dask"):  # the cluster starts with the first such test
+        return Runner(request.param, request.getfixturevalue("dask_cluster"))
     return Runner(request.param)
 
 
@@ -498,9 +531,12 @@ def test_scenario(run: Runner, scenario: str) -> None:
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_every_interpreter_gives_the_same_result(scenario: str) -> None:
+def test_every_interpreter_gives_the_same_result(scenario: str,
+                                               request: pytest.FixtureRequest) -> None:
     plan, context, mocks, tools, instances, _ = SCENARIOS[scenario]
-    results = [Runner(name)(plan, context, mocks=mocks, tools=tools, instances=instances)
+    results = [Runner(name, request.getfixturevalue("dask_cluster")
+                      if name.startswith("dask") else None)(
+                   plan, context, mocks=mocks, tools=tools, instances=instances)
                for name in INTERPRETERS]
     first = results[0]
     for name, result in zip(INTERPRETERS, results, strict=True):
@@ -549,7 +585,8 @@ def test_a_dead_branch_adds_no_message(run: Runner) -> None:
     result = run(plan, context, mocks=mocks)
     assert [m["type"] for m in result.context.to_json()] == ["input", "data", "data"]
     reason = next(c.reason for c in result.calls if c.call == 2)
-    assert reason == "dead branch: †state.error was not written"
+    assert reason == ("dead branch: †state.error was not written (call 0 (processPayment) took "
+                      "†state.receipt instead)")
 
 
 # -- results that are not JSON ----------------------------------------------------------

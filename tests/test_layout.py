@@ -13,7 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("module", ["core", "compiler", "interpreters", "core.values",
-                                    "compiler.parse", "interpreters.machine"])
+                                    "compiler.parse", "interpreters.machine", "examples",
+                                    "examples.shop"])
 def test_top_level_names_fail_with_a_clear_message(module: str) -> None:
     # From the repository root the folders are importable by their own names; a second
     # copy of core would hold a second MISSING, so the import must fail and say why.

@@ -30,7 +30,8 @@ NOT_FOR_SIMPLE_COMMANDS = ("rich", "sqlite3", "asyncio", "hypothesis", "httpx", 
                            "jsonschema", "referencing", "jsonschema_specifications",
                            "obelisk.compiler.shape", "obelisk.interpreters.events",
                            "obelisk.interpreters.machine", "obelisk.cli.report", "obelisk.sarif",
-                           "difflib", "datetime", "mcp", "obelisk.mcp", "httpx2", "anyio")
+                           "difflib", "datetime", "mcp", "obelisk.mcp", "httpx2", "anyio",
+                           "dask", "distributed", "obelisk.dask")
 #: Not needed for ``--help`` either: ``--help`` uses none of the library.
 NOT_FOR_HELP = (*NOT_FOR_SIMPLE_COMMANDS, "jsonschema", "lark", "attrs", "pyrsistent", "obelisk.compiler",
                 "obelisk.interpreters", "obelisk.core.context")
@@ -176,6 +177,21 @@ def test_a_plan_command_without_mcp_imports_no_mcp(tmp_path: pathlib.Path) -> No
         loaded = modules_after(argv)
         assert "obelisk.cli.mcp" in loaded or argv[0] == "mcp"
         assert not {"mcp", "obelisk.mcp", "mcp_types"} & loaded
+
+
+@pytest.mark.slow
+def test_a_run_without_dask_imports_no_dask(tmp_path: pathlib.Path) -> None:
+    # --interpreter dask is declared on run, resume and agent, but obelisk.dask and Dask
+    # are imported only when it is chosen; the facade names run_dask without importing it.
+    plan = tmp_path / "p.json"
+    plan.write_text(json.dumps({"plan": [{"_tool": "x", "_output": 1}]}), encoding="utf-8")
+    for argv in (["dry-run", str(plan)], ["run", "--help"], ["agent", "--help"]):
+        loaded = modules_after(argv)
+        assert not {"dask", "distributed", "obelisk.dask"} & loaded, argv
+    done = subprocess.run([sys.executable, "-c", "import sys, obelisk; obelisk.run_sync; "
+                           "print('distributed' in sys.modules, 'dask' in sys.modules)"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
 
 
 @pytest.mark.slow

@@ -573,7 +573,7 @@ def test_the_trace_lists_events_in_order() -> None:
         {"event": "started", "call": 0},
         {"event": "wrote", "call": 0, "detail": "†state.err"},
         {"event": "executed", "call": 0, "detail": "E routed to alternative 2"},
-        {"event": "skipped", "call": 1, "detail": "dead branch: †state.ok was not written"},
+        {"event": "skipped", "call": 1, "detail": "dead branch: †state.ok was not written (call 0 (pay) took †state.err instead)"},
     )
 
 

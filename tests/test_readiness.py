@@ -56,21 +56,25 @@ TABLE: list[tuple[str, list[Any], dict[int, Any], list[Any], Status, str | None,
      Status.SKIPPED, "MissingValue", "MissingValue: †state.chosen.idd has no value"),
     ("dead: the writer took the other alternative",
      [ROUTED, reader("†state.receipt")], {0: Raised("Declined", "no")}, [],
-     Status.SKIPPED, None, "dead branch: †state.receipt was not written"),
+     Status.SKIPPED, None,
+     "dead branch: †state.receipt was not written (call 0 (pay) took †state.error instead)"),
     ("dead: the writer wrote the alternative, not the absent key's sibling writer",
      [ROUTED, {"_tool": "x", "_outputPath": "†state.receipt.more"}, reader("†state.receipt.id")],
      {0: Raised("Declined", "no")}, [],
-     Status.SKIPPED, None, "dead branch: †state.receipt.id was not written"),
+     Status.SKIPPED, None,
+     "dead branch: †state.receipt.id was not written (call 0 (pay) took †state.error instead)"),
     ("dead: the writer failed (a refused write writes nothing)",
      [CHOSEN, reader("†state.chosen.id")], {0: Raised("Boom", "no")}, [],
-     Status.SKIPPED, None, "dead branch"),
+     Status.SKIPPED, None, "dead branch: †state.chosen.id was not written (call 0 (pick) failed)"),
     ("dead: the writer was skipped",
      [{**CHOSEN, "q": "†state.nothing || †state.other"},
       {"_tool": "o", "_outputPath": "†state.other || †state.bad"}, reader("†state.chosen")],
-     {1: Raised("E", "m")}, [], Status.SKIPPED, None, "dead branch"),
+     {1: Raised("E", "m")}, [], Status.SKIPPED, None,
+     "dead branch: †state.chosen was not written (call 0 (pick) was skipped)"),
     ("dead wins over unwritten",
      [ROUTED, {"_tool": "use", "x": "†state.receipt", "y": "†input.nowhere"}],
-     {0: Raised("Declined", "no")}, [], Status.SKIPPED, None, "dead branch: †state.receipt"),
+     {0: Raised("Declined", "no")}, [], Status.SKIPPED, None,
+     "dead branch: †state.receipt was not written (call 0 (pay) took †state.error instead)"),
     ("written-but-absent wins over dead",
      [ROUTED, CHOSEN, {"_tool": "use", "x": "†state.receipt", "y": "†state.chosen.idd"}],
      {0: Raised("Declined", "no"), 1: Returned({"id": 1})}, [],
@@ -80,10 +84,10 @@ TABLE: list[tuple[str, list[Any], dict[int, Any], list[Any], Status, str | None,
      Status.SKIPPED, "MissingValue", "MissingValue: †input.nope has no value, and no call"),
     ("null: the writer wrote a null",
      [CHOSEN, reader("†state.chosen")], {0: Returned(None)}, [],
-     Status.SKIPPED, None, "†state.chosen is null"),
+     Status.SKIPPED, None, "†state.chosen is null (written by call 0 (pick))"),
     ("null below: the writer wrote the key as null",
      [CHOSEN, reader("†state.chosen.id")], {0: Returned({"id": None})}, [],
-     Status.SKIPPED, None, "†state.chosen.id is null"),
+     Status.SKIPPED, None, "†state.chosen.id is null (written by call 0 (pick))"),
     ("an exception routed to the last alternative writes it",
      [ROUTED, reader("†state.error.code")], {0: Raised("Declined", "no")}, [],
      Status.SKIPPED, "MissingValue", "MissingValue: †state.error.code has no value"),
@@ -108,6 +112,8 @@ def test_the_four_cases(name: str, plan: list[Any], outcomes: dict[int, Any],
     found = state.errors.get(last)
     assert (found["data"]["error"]["type"] if found else None) == error
     assert state.reasons.get(last, "").startswith(reason)
+    if status is Status.SKIPPED and error is None:  # a silent skip says all of why (§9)
+        assert state.reasons[last] == reason
 
 
 def test_written_but_absent_names_the_writer_and_the_absent_key() -> None:
@@ -141,3 +147,25 @@ def test_an_open_run_parks_a_written_but_absent_read() -> None:
     state = complete(state, ready[0].node, Returned({"id": 1}), DATE)
     state, ready = advance(state)
     assert not ready and state.status[1] is Status.PENDING
+
+
+def test_a_skip_names_every_writer_of_a_null() -> None:
+    # A void tool, then another writing the same path: both wrote null.
+    touch = {"_tool": "touch", "_outputPath": "†state.touched"}
+    state = drive([touch, {**touch, "_tool": "again"}, reader("†state.touched")],
+                  {0: Returned(None), 1: Returned(None)})
+    assert state.reasons[2] == "†state.touched is null (written by call 0 (touch) and call 1 (again))"
+
+
+def test_a_dead_branch_names_a_denied_or_invalid_writer() -> None:
+    from obelisk.interpreters.machine import decide
+    from obelisk.interpreters.outcomes import Deny
+
+    state = begin(compile_plan([CHOSEN, reader("†state.chosen")], context=[]))
+    state, ready = advance(state)
+    state, _ = decide(state, ready[0], Deny("not today"))
+    state, _ = advance(state)
+    assert state.reasons[1] == "dead branch: †state.chosen was not written (call 0 (pick) was denied)"
+    plan = compile_plan([{**CHOSEN, "_outputMethod": "nope"}, reader("†state.chosen")], context=[])
+    state, _ = advance(begin(plan, isolate_invalid=True))
+    assert state.reasons[1] == "dead branch: †state.chosen was not written (call 0 (pick) is invalid)"

@@ -12,7 +12,10 @@ Any other write (another method, a middle alternative, a tool without ``_output`
 nothing about keys and is left out. A key is unknown only when every producer that lists
 the keys at its level omits it and no producer writes at or below it; the read is then a
 warning, an error when each of those producers forbids other keys
-(``additionalProperties: false`` or ``unevaluatedProperties: false``). A read the
+(``additionalProperties: false`` or ``unevaluatedProperties: false``). A producer whose
+schema declares the value above the key as an array or a scalar (its ``type``) lists no
+keys there: a key below an array, or anything below a string, can never have a value, and
+the hint reads the array's first item (``†state.n.news.0.webUrl``). A read the
 context already provides a value for is never unknown, and one no call writes is left to
 the dangling-reference check.
 """
@@ -35,6 +38,7 @@ from obelisk.core.methods import Method
 from obelisk.core.paths import Path, is_prefix, overlaps
 from obelisk.core.pathtext import render_reference
 from obelisk.core.plain import thaw
+from obelisk.core.text import article
 
 #: What the last of two or more alternatives holds: the error object of a routed failure.
 ERROR_OBJECT: dict[str, Any] = {
@@ -54,6 +58,9 @@ class Omission:
     declared: tuple[str, ...]
     closed: bool
     source: str
+    #: The JSON types the producer declares the value above the key to be, when none of
+    #: them can hold it (an array, a string...); empty when the value is an object.
+    holds: tuple[str, ...] = ()
 
 
 #: A producer's verdict: an :class:`Omission`, or how deep it declares the read's path
@@ -150,6 +157,9 @@ def _walk(schema: Any, rest: Path, depth: int, source: str) -> Verdict:
     for step, segment in enumerate(rest):
         if not isinstance(schema, Mapping) or step > _MAX_DEPTH or _composite(schema):
             return depth + step
+        holds = _cannot_hold(schema, segment)
+        if holds:
+            return Omission(depth + step, (), False, source, holds)
         if isinstance(segment, int):
             items = schema.get("items")
             schema = items if isinstance(items, Mapping) else None
@@ -168,6 +178,21 @@ def _walk(schema: Any, rest: Path, depth: int, source: str) -> Verdict:
     return depth + len(rest)
 
 
+def _cannot_hold(schema: Mapping[str, Any], segment: str | int) -> tuple[str, ...]:
+    """The types ``schema`` declares when none of them has ``segment`` below it (a key
+    needs an object; an index an array, or an object when it is 0 or more), else ()."""
+    declared = schema.get("type")
+    types = (declared,) if isinstance(declared, str) else tuple(declared) \
+        if isinstance(declared, Sequence) else ()
+    if not types or not all(isinstance(t, str) for t in types):
+        return ()  # no type, or not one this check reads: it says nothing
+    if isinstance(segment, str):
+        can = {"object"}
+    else:
+        can = {"object", "array"} if segment >= 0 else {"array"}
+    return () if can & set(types) else types
+
+
 def _composite(schema: Mapping[str, Any]) -> bool:
     # A $ref or a combination may add keys this walk does not follow: it says nothing.
     return any(k in schema for k in ("$ref", "$dynamicRef", "anyOf", "oneOf", "allOf",
@@ -184,18 +209,24 @@ def _unknown(verdicts: Sequence[Verdict]) -> Omission | None:
             continue  # some producer declares this key
         here = [v for v in verdicts if isinstance(v, Omission) and v.depth == depth]
         declared = tuple(dict.fromkeys(k for v in here for k in v.declared))
+        # The value has no keys only when every producer says so; otherwise the keys the
+        # object producers list are the ones to name.
+        holds = tuple(dict.fromkeys(t for v in here for t in v.holds)) \
+            if all(v.holds for v in here) else ()
         return Omission(depth, declared, all(v.closed for v in here),
-                        " and ".join(dict.fromkeys(v.source for v in here)))
+                        " and ".join(dict.fromkeys(v.source for v in here)), holds)
     return None
 
 
-def _and(words: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] \
+def _and(words: Sequence[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c`` (or ``a, b or c``)."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {last} " + words[-1] \
         if words else ""
 
 
 def _diagnostic(node: Node, param: Param, ref: Reference, found: Omission) -> Diagnostic:
+    if found.holds:
+        return _below_no_object(node, param, ref, found)
     key = ref.path[found.depth]
     assert isinstance(key, str)  # only an object key can be left out of properties
     near = close_match(key, found.declared, 0.6)
@@ -216,4 +247,27 @@ def _diagnostic(node: Node, param: Param, ref: Reference, found: Omission) -> Di
         severity=Severity.ERROR if found.closed else Severity.WARNING,
         pointer=param.pointer, expression=param.text, span=ref.span, hint=hint,
         details=ReferenceDetails(node.id, str(ref)),
+    )
+
+
+def _below_no_object(node: Node, param: Param, ref: Reference, found: Omission) -> Diagnostic:
+    """The warning for a read below a value declared as an array or a scalar."""
+    segment = ref.path[found.depth]
+    above = render_reference(ref.kind, ref.path[:found.depth])
+    what = f"the key {segment!r}" if isinstance(segment, str) else f"the index {segment}"
+    types = _and([article("null value" if t == "null" else t) for t in found.holds], "or")
+    if found.holds == ("array",) and isinstance(segment, str):
+        first = render_reference(ref.kind, (*ref.path[:found.depth], 0,
+                                            *ref.path[found.depth:]))
+        hint = f"did you mean {first}?"
+    elif "array" in found.holds:
+        hint = f"read an index of {above} (0 is the first item, -1 the last)"
+    else:
+        hint = f"read {above} itself"
+    return node.diagnostic(
+        "unknown-field",
+        f"{ref} reads {what} below {above}, but {found.source} declares {above} as {types}, "
+        "which has no such member: the read never has a value",
+        severity=Severity.WARNING, pointer=param.pointer, expression=param.text, span=ref.span,
+        hint=hint, details=ReferenceDetails(node.id, str(ref)),
     )

@@ -1,6 +1,7 @@
 """The agent: the request an LLM is given, the schema of its solution, the loop that runs
 solutions tick by tick, and latent execution through the LLM."""
 
+from obelisk.agent.budget import BudgetExceeded, Budgets
 from obelisk.agent.checks import resolve_output
 from obelisk.agent.hooks import (
     AgentError,
@@ -33,6 +34,8 @@ from obelisk.agent.schema import Mode, solution_schema
 from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = [
+    "BudgetExceeded",
+    "Budgets",
     "TEMPLATE_VERSION",
     "AgentError",
     "AgentEvent",

@@ -1,21 +1,19 @@
-"""Checking what the LLM answered (pure): the solution against its schema, the output's
-references resolved against the context after the calls, and the output against the
-user's schema; the error messages the loop adds for them."""
+"""Checking what the LLM answered (pure): the output's references resolved against the
+context after the calls; the error messages the loop adds without a call. (The solution's
+shape and calls are judged in :mod:`obelisk.agent.judging`.)"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from obelisk.compiler.parse import parse_input
-from obelisk.compiler.patterns import linear_validator
 from obelisk.core.context import Context
 from obelisk.core.errors import ExpressionSyntaxError, WriteError
 from obelisk.core.plain import thaw
 from obelisk.core.resolve import evaluate, lookup_in
 from obelisk.core.values import MISSING
 
-__all__ = ["Validators", "error_message", "resolve_output"]
+__all__ = ["error_message", "resolve_output"]
 
 
 def error_message(etype: str, message: str, data: Any = MISSING) -> dict[str, Any]:
@@ -27,8 +25,9 @@ def error_message(etype: str, message: str, data: Any = MISSING) -> dict[str, An
 
 
 def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
-    """``output`` with each reference string replaced by its value in ``context``, and
-    the problems (a MISSING reference, a reference that does not parse)."""
+    """``output`` with each reference string replaced by its value in ``context`` (a
+    string that starts with ``\\†`` is the literal text after the backslash, as in a
+    parameter), and the problems (a MISSING reference, a reference that does not parse)."""
     problems: list[str] = []
     lookup = lookup_in(context, None)
 
@@ -43,6 +42,8 @@ def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
                 problems.append(f"output{pointer}: {value} is MISSING after the calls ran")
                 return None
             return thaw(found)
+        if isinstance(value, str) and value.startswith("\\†"):
+            return value[1:]  # D7: a literal that starts with †, not a reference
         if isinstance(value, dict):
             return {k: walk(v, f"{pointer}/{k}") for k, v in value.items()}
         if isinstance(value, list):
@@ -50,31 +51,3 @@ def resolve_output(output: Any, context: Context) -> tuple[Any, list[str]]:
         return value
 
     return walk(output, ""), problems
-
-
-class Validators:
-    """Solution and output validators, built once per schema text for the whole run (a
-    run asks for the same solution schema tick after tick); their patterns are matched
-    in linear time (:mod:`obelisk.compiler.patterns`), since the LLM writes the strings."""
-
-    def __init__(self, output_schema: Any) -> None:
-        self.solutions: dict[str, Any] = {}
-        self.output = None if output_schema is None else linear_validator()(output_schema)
-
-    def solution_errors(self, schema_text: str, solution: Any) -> list[dict[str, str]]:
-        """The solution's first ten validation errors, ``{pointer, message}``."""
-        validator = self.solutions.get(schema_text)
-        if validator is None:
-            validator = self.solutions[schema_text] = linear_validator()(
-                json.loads(schema_text))
-        errors = sorted(validator.iter_errors(solution), key=lambda e: list(e.absolute_path))
-        return [{"pointer": "".join(f"/{p}" for p in e.absolute_path), "message": e.message}
-                for e in errors[:10]]
-
-    def output_problems(self, value: Any) -> str:
-        """The output's problems against the user's schema, as one text (empty: none)."""
-        if self.output is None:
-            return ""
-        errors = sorted(self.output.iter_errors(value), key=lambda e: list(e.absolute_path))
-        return "; ".join(f"{''.join(f'/{p}' for p in e.absolute_path) or '/'}: {e.message}"
-                         for e in errors[:5])

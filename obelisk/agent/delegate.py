@@ -28,8 +28,9 @@ import pathlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
+from obelisk.agent.budget import Spending
 from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.core.errors import MessageError, ObeliskError
@@ -82,15 +83,17 @@ class SavedRequest:
 @frozen
 class Delegation:
     """How delegates run: the ``root`` of saved requests (None: only anonymous ones), the
-    depth limit, and ``chain``, the delegates this run is nested in (outermost first)."""
+    depth limit, ``chain``, the delegates this run is nested in (outermost first), and the
+    ``spending`` the run and all its delegates draw on (None: no budget of delegates)."""
 
     root: pathlib.Path | None = None
     max_depth: int = MAX_DELEGATE_DEPTH
     chain: tuple[str, ...] = ()
+    spending: Spending | None = field(default=None, eq=False)
 
     def deeper(self, to: str) -> Delegation:
         """The delegation of a delegate named ``to``, one level down."""
-        return Delegation(self.root, self.max_depth, (*self.chain, to))
+        return Delegation(self.root, self.max_depth, (*self.chain, to), self.spending)
 
     def describe(self, to: str | None = None) -> str:
         """The chain as text: ``caller -> a.json -> anonymous``."""
@@ -283,8 +286,18 @@ class DelegateRunner:
             return Raised(exc.type, str(exc))
         context = delegate_context(saved.context, invocation, scoped_kinds(invocation.call))
         key = invocation.call.get("_idempotencyKey")  # set when the run is journaled
-        result = await self.run(context, saved.tools, saved.schema, saved.max_ticks, nested,
-                                key if isinstance(key, str) else None)
+        spending = self.delegation.spending
+        refused = None if spending is None else spending.enter()
+        if refused is not None:
+            return Raised("DelegateFailed", f"the delegate {nested.describe()} was not "
+                          f"started: {refused}", data={"status": "not started",
+                                                        "chain": list(nested.chain)})
+        try:
+            result = await self.run(context, saved.tools, saved.schema, saved.max_ticks,
+                                    nested, key if isinstance(key, str) else None)
+        finally:
+            if spending is not None:
+                spending.leave()
         self.usage = self.usage + result.usage
         if self.on_result is not None:
             self.on_result(nested.chain, result)

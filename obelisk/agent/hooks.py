@@ -39,9 +39,16 @@ class AgentError(ObeliskError, ValueError):
 # -- lazy mode: what on_plan answers ---------------------------------------------------------
 
 
+# Each verdict may say who made it (``by``: "alice at the terminal") and why; both are
+# recorded with it (the journal's review row, ``obelisk history``, a rejection's error).
+
+
 @frozen
 class ApprovePlan:
     """Run the plan as compiled."""
+
+    by: str | None = field(default=None, kw_only=True)
+    reason: str | None = field(default=None, kw_only=True)
 
 
 @frozen
@@ -49,13 +56,18 @@ class EditPlan:
     """Run these calls instead (compiled again; the plan message says ``edited``)."""
 
     calls: Sequence[Any]
+    by: str | None = field(default=None, kw_only=True)
+    reason: str | None = field(default=None, kw_only=True)
 
 
 @frozen
 class RejectPlan:
-    """Do not run the plan: a ``Denied`` error is appended and the tick ends."""
+    """Do not run the plan: a ``Denied`` error with the reason is appended, then the plan
+    message with every outcome ``denied`` (the LLM sees what was refused), and the tick
+    ends."""
 
     reason: str = "the plan was rejected"
+    by: str | None = field(default=None, kw_only=True)
 
 
 #: What ``on_plan`` returns (or awaits): a verdict; ``True``/``None`` approve, ``False``
@@ -83,11 +95,13 @@ def plan_verdict(answer: Any) -> PlanVerdict:
 
 @frozen
 class Asked:
-    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters,
-    ``request`` the request itself (what ``obelisk request`` prints)."""
+    """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters.
+    ``replayed``: the tick's answer is taken from the run's journal instead (a resume).
+    ``request``: the request itself (what ``obelisk request`` prints)."""
 
     tick: int
     size: int
+    replayed: bool = False
     request: Request | None = field(default=None, eq=False, repr=False)
 
 

@@ -17,10 +17,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from obelisk.agent.request import Transcript, build_latent_request
+from obelisk.agent.sizes import MAX_REQUEST_BYTES, request_too_large
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.outcomes import Chose, Outcome, Raised, Returned
+from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Usage
 
 __all__ = ["LLMLatent", "alternatives_of"]
@@ -40,13 +42,17 @@ class LLMLatent:
 
     ``plan`` is the tick's plan, ``context`` the context the tick started with (the
     parent context the sub-request renders), ``transcript`` the loop's index of it.
-    :attr:`usage` adds up the tokens the sub-requests cost. One executor per tick.
+    :attr:`usage` adds up the tokens the sub-requests cost. A sub-request over
+    ``max_bytes`` is not sent: the call fails with ``RequestTooLarge``. One executor per
+    tick.
     """
 
     def __init__(self, llm: LLM, plan: CompiledPlan, context: Context,
                  transcript: Transcript | None = None, *,
-                 on_usage: Callable[[Usage], None] | None = None) -> None:
+                 on_usage: Callable[[Usage], None] | None = None,
+                 max_bytes: int = MAX_REQUEST_BYTES) -> None:
         self.llm = llm
+        self.max_bytes = max_bytes  # the largest sub-request sent
         self.on_usage = on_usage  # told each answer's cost (a journal records it)
         self.plan = plan
         self.context = context
@@ -62,6 +68,9 @@ class LLMLatent:
         alternatives = alternatives_of(self.plan, invocation.node)
         request = build_latent_request(self.context, invocation.call, invocation.tool,
                                        alternatives=alternatives, transcript=self.transcript)
+        too_large = request_too_large(request, self.max_bytes, "the call's sub-request")
+        if too_large is not None:  # not sent: the call fails, as an activity's failure
+            return Raised("RequestTooLarge", too_large)
         reply = await self.llm.latent(request)
         self.usage = self.usage + reply.usage
         if self.on_usage is not None:
@@ -71,7 +80,11 @@ class LLMLatent:
 
 def outcome_of_answer(answer: Any, alternatives: tuple[str, ...]) -> Outcome:
     """A latent answer as an outcome: the value itself, or with two or more alternatives
-    the branch it names (an answer of the wrong shape breaks the branch contract)."""
+    the branch it names (an answer of the wrong shape breaks the branch contract); an
+    unusable answer (not JSON, refused) is a ``NotJSON`` failure saying why."""
+    if isinstance(answer, Unusable):
+        return Raised("NotJSON", "the LLM's answer to this latent call is not usable: "
+                      + answer.describe(), contract=True)
     if len(alternatives) < 2:
         return Returned(answer)
     if not isinstance(answer, Mapping) or "branch" not in answer or "value" not in answer:

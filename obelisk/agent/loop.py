@@ -32,10 +32,11 @@ from typing import Any
 from attrs import evolve
 from pyrsistent import pvector
 
-from obelisk.agent.checks import Validators
+from obelisk.agent.budget import Budgets, Spending, metered
 from obelisk.agent.delegate import MAX_DELEGATE_DEPTH, Delegation, as_root
 from obelisk.agent.hooks import AgentError, AgentObserver, OnPlan, TickEnded
-from obelisk.agent.options import MAX_STALLS, MAX_TICKS, Options, Refresh
+from obelisk.agent.judging import Validators
+from obelisk.agent.options import MAX_REQUEST_BYTES, MAX_STALLS, MAX_TICKS, Options, Refresh
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, AgentStatus, Tick
 from obelisk.agent.schema import Mode
@@ -43,7 +44,7 @@ from obelisk.agent.source import NO_JOURNAL, AgentJournal
 from obelisk.agent.tick import TickState, tick
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
-from obelisk.interpreters.activities import Activity
+from obelisk.interpreters.activities import Activity, Offload
 from obelisk.interpreters.common import clock_of
 from obelisk.interpreters.dryrun import DRY_RUN_DATE
 from obelisk.interpreters.mocks import check_mocks
@@ -63,11 +64,11 @@ async def run_agent(
     observer: AgentObserver | None = None, delegate_root: str | os.PathLike[str] | None = None,
     max_delegate_depth: int = MAX_DELEGATE_DEPTH, stream: bool = False,
     journal: AgentJournal | None = None, run_id: str | None = None,
-    refresh: Refresh | None = None,
-    _chain: tuple[str, ...] = (),
+    refresh: Refresh | None = None, interpreter: Offload | None = None,
+    budgets: Budgets | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
+    _chain: tuple[str, ...] = (), _spending: Spending | None = None,
 ) -> AgentResult:
-    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or runs
-    out of ticks.
+    """Run the agent on asyncio until it completes, stalls, fails, is cancelled or ticks out.
 
     ``context`` the initial context; ``llm`` the adapter; ``tools`` tool schemas passed in
     (before the context's ``tool`` messages); ``activities`` by name; ``output_schema``
@@ -84,13 +85,14 @@ async def run_agent(
     has arrived and is ready (:mod:`obelisk.agent.stream`); ``journal`` (an
     :class:`obelisk.Journal`) records the run under ``run_id`` (a new id when None; an id
     the journal holds for the same start is resumed): see docs/durable.md; ``refresh`` is
-    asked before each tick for new tools and activities (:data:`Refresh`). Raises
-    :class:`AgentError` for bad options and :class:`obelisk.ToolError` for a bad tool.
+    asked before each tick for new tools and activities (:data:`Refresh`); ``interpreter``:
+    activities run elsewhere (a DaskInterpreter); ``budgets`` what the run and its delegates
+    may spend together (:mod:`obelisk.agent.budget`); ``max_request_bytes`` bounds each
+    request (:mod:`obelisk.agent.sizes`). Raises :class:`AgentError` for bad options and
+    :class:`obelisk.ToolError` for a bad tool.
     """
     ctx = context if isinstance(context, Context) else Context.of(context)
-    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
-        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
-                         "at least 0")
+    llm = metered(llm, _spending, _checked(max_ticks, max_stalls, max_delegate_depth, budgets))
     if mocks is not None:
         check_mocks(dict(mocks))
     run_mode = Mode(mode) if mode is not None else _initial_mode(ctx)
@@ -102,16 +104,33 @@ async def run_agent(
         mocks=None if mocks is None else dict(mocks),
         latent_tools=None if latent_tools is None else frozenset(latent_tools),
         observer=observer, nested=run_agent,
-        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain)),
-        stream=stream, refresh=refresh)
+        delegation=Delegation(as_root(delegate_root), max_delegate_depth, tuple(_chain),
+                              llm.spending),
+        stream=stream, refresh=refresh, interpreter=interpreter,
+        max_request_bytes=max_request_bytes)
     merge_tools(options.tools, ())  # a bad passed-in tool fails before the first tick
     header = _recorded(options, None if mode is None else run_mode)
     ticks = (NO_JOURNAL if journal is None else journal).agent_source(
         run_id, ctx, options.tools, header)
-    result = await _loop(ctx, run_mode, evolve(options, ticks=ticks))
+    result = evolve(await _loop(ctx, run_mode, evolve(options, ticks=ticks)),
+                    requests=llm.spending.requests)
     ticks.end(result.status.value,
               sum(1 for m in result.context.messages if m.get("type") == "error"))
     return result
+
+
+def _checked(max_ticks: int, max_stalls: int, max_delegate_depth: int,
+             budgets: Budgets | None) -> Budgets:
+    """The run's budgets (the defaults for None); raises :class:`AgentError` for a bound
+    out of range."""
+    if max_ticks < 1 or max_stalls < 1 or max_delegate_depth < 0:
+        raise AgentError("max_ticks and max_stalls must be at least 1, max_delegate_depth "
+                         "at least 0")
+    budgets = Budgets() if budgets is None else budgets
+    if min(budgets.max_requests, budgets.max_tokens, budgets.max_delegates) < 1:
+        raise AgentError("the budgets (max_requests, max_tokens, max_delegates) must be at "
+                         "least 1")
+    return budgets
 
 
 def _clock(clock: Callable[[], Any] | None, *, dry: bool) -> Callable[[], str]:

@@ -12,10 +12,11 @@ from obelisk.agent.delegate import Delegation
 from obelisk.agent.hooks import AgentObserver, OnPlan
 from obelisk.agent.result import AgentResult
 from obelisk.agent.source import NoJournal, TickSource
-from obelisk.interpreters.activities import Activity
+from obelisk.core.size import MAX_REQUEST_BYTES
+from obelisk.interpreters.activities import Activity, Offload
 from obelisk.llm.base import LLM
 
-__all__ = ["MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
+__all__ = ["MAX_REQUEST_BYTES", "MAX_STALLS", "MAX_TICKS", "Nested", "Options", "Refresh"]
 
 #: Default budgets.
 MAX_TICKS = 25
@@ -56,3 +57,7 @@ class Options:
     #: the run is not recorded).
     ticks: TickSource = field(factory=NoJournal)
     refresh: Refresh | None = None
+    #: Where activities run when not here (``obelisk.dask.DaskInterpreter``; None: here).
+    interpreter: Offload | None = None
+    #: The largest request (or latent sub-request) sent to the LLM, in bytes.
+    max_request_bytes: int = MAX_REQUEST_BYTES

@@ -21,6 +21,7 @@ from obelisk.agent.hooks import (
     RejectPlan,
     plan_verdict,
 )
+from obelisk.agent.judging import Judge
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.options import Options
 from obelisk.agent.request import Transcript, merge_tools
@@ -39,8 +40,8 @@ from obelisk.interpreters.mocks import Counts, Turn
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import Usage
 
-__all__ = ["PlanRun", "delegates_of", "outcomes", "paid", "registry_of", "run_calls",
-           "run_plan"]
+__all__ = ["PlanRun", "delegates_of", "outcomes", "paid", "registry_of", "rejected",
+           "run_calls", "run_plan"]
 
 
 @frozen
@@ -58,27 +59,31 @@ class PlanRun:
 
 
 def outcomes(result: RunResult) -> list[PlanOutcome]:
-    """Each call's outcome for the plan message (a denied call says so)."""
+    """Each call's outcome for the plan message (a denied call says so); a skipped or
+    denied one says why (the machine's reason)."""
     out = []
     for call in result.calls:
         word = "denied" if call.error == "Denied" else call.outcome
-        out.append(PlanOutcome(call.call, call.instance, word, call.error))
+        reason = call.reason if word in ("skipped", "denied") else None
+        out.append(PlanOutcome(call.call, call.instance, word, call.error, reason))
     return out
 
 
 async def run_calls(calls: list[Any], context: Context, transcript: Transcript, number: int,
-                    solution: Any, mode: Mode, ran: PlanRun, options: Options) -> PlanRun:
-    """Compile the calls, ask ``on_plan`` in lazy mode, and run the plan."""
+                    solution: Any, mode: Mode, ran: PlanRun, options: Options,
+                    judge: Judge) -> PlanRun:
+    """Compile the calls (each judged against its branch of the solution schema), ask
+    ``on_plan`` in lazy mode, and run the plan."""
     registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
-    compiled, verdict = await _compile(calls, registry, context, mode, options, number)
+    compiled, verdict = await _compile(calls, registry, context, mode, options, number, judge)
     if isinstance(verdict, RejectPlan):
-        return evolve(ran, rejected=error_message("Denied", verdict.reason))
+        return rejected(ran, compiled, calls, mode, verdict)
     edited = isinstance(verdict, EditPlan)
     if isinstance(verdict, EditPlan):
         calls = list(verdict.calls)
-        compiled = _compile_calls(calls, registry, context, mode, options)
+        compiled = judge.judged(_compile_calls(calls, registry, context, mode, options))
     latent = LLMLatent(options.llm, compiled, context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     result = await run_plan(compiled, context, latent, options, delegates, number)
     if options.observer is not None:
@@ -92,6 +97,22 @@ async def run_calls(calls: list[Any], context: Context, transcript: Transcript, 
                 tuple(done), edited, cancelled=result.status is RunStatus.CANCELLED)
 
 
+def rejected(ran: PlanRun, plan: CompiledPlan, calls: list[Any], mode: Mode,
+             verdict: RejectPlan) -> PlanRun:
+    """A plan the reviewer rejected (§8.2 step 5): its ``Denied`` error with the reason
+    (and who, when said), then a plan message whose every outcome is ``denied``, so the
+    LLM sees what it proposed and why it was refused. Nothing ran."""
+    said = f"rejected by {verdict.by}" if verdict.by is not None else "rejected"
+    why = f"the plan was {said}: {verdict.reason}"
+    done = tuple(PlanOutcome(node.index, node.instance, "denied", reason=why)
+                 for node in plan.nodes)
+    message = {"type": "plan", "plan": calls, "mode": mode.value,
+               "outcomes": [o.to_json() for o in done]}
+    denied = (error_message("Denied", verdict.reason) if verdict.by is None
+              else error_message("Denied", verdict.reason, {"by": verdict.by}))
+    return evolve(ran, plan_message=message, outcomes=done, rejected=denied)
+
+
 def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Context,
                    mode: Mode, options: Options) -> CompiledPlan:
     if mode is Mode.LAZY:
@@ -103,10 +124,11 @@ def _compile_calls(calls: Sequence[Any], registry: ToolRegistry, context: Contex
 
 
 async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Context, mode: Mode,
-                   options: Options, number: int) -> tuple[CompiledPlan, PlanVerdict]:
+                   options: Options, number: int,
+                   judge: Judge) -> tuple[CompiledPlan, PlanVerdict]:
     """The compiled plan and, in lazy mode, what ``on_plan`` said about it (a recorded
     verdict is not asked again; a new one is recorded before the plan runs)."""
-    compiled = _compile_calls(calls, registry, context, mode, options)
+    compiled = judge.judged(_compile_calls(calls, registry, context, mode, options))
     if mode is not Mode.LAZY or options.on_plan is None:
         return compiled, ApprovePlan()
     verdict = options.ticks.recorded_review(number)
@@ -144,7 +166,9 @@ def delegates_of(options: Options, tools: Iterable[Any], number: int) -> Delegat
             max_concurrency=options.max_concurrency, timeout=options.timeout,
             instances=options.instances, mocks=options.mocks, latent_tools=options.latent_tools,
             delegate_root=nested.root, max_delegate_depth=nested.max_depth, stream=options.stream,
-            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain)
+            observer=passed_on, journal=journal, run_id=key, _chain=nested.chain,
+            interpreter=options.interpreter, _spending=nested.spending,
+            max_request_bytes=options.max_request_bytes)
 
     def passed_on(event: AgentEvent) -> None:
         # The caller's observer follows the chain of delegates, not their own ticks.
@@ -165,7 +189,9 @@ def registry_of(options: Options, latent: LLMLatent, delegates: DelegateRunner,
         return Registry(mocks=options.mocks, counts=counts or Counts(), example=example_of_tool,
                         latent_executor=latent, latent_tools=options.latent_tools,
                         delegate_executor=delegates)
-    return Registry(activities=options.activities, latent_executor=latent,
+    activities = options.activities if options.interpreter is None else \
+        options.interpreter.wrap(options.activities)
+    return Registry(activities=activities, latent_executor=latent,
                     delegate_executor=delegates)
 
 

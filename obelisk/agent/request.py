@@ -8,10 +8,9 @@ in this order:
 1. ``system`` and ``text`` messages of the context, passed through in context order;
 2. one block per (kind, instance) of data, global blocks first, each with a header
    (``## Data: ¶state``, plus the instance), the kind's description and schema (from the
-   newest message of that kind that states them) and the folded value as JSON; ``input``
-   blocks add that input data is a structured prompt. Values come from the context's
-   materialised views (the same fold every reference reads), so message meta keys
-   (``_outputPath``, ``_call``, ``_date``...) never show; only the instance is named;
+   newest message stating them) and the folded value as JSON (``input`` blocks add that
+   input data is a structured prompt); values come from the context's materialised views,
+   so message meta keys (``_outputPath``, ``_call``...) never show, only the instance;
 3. the newest plan message: the plan, each call with its outcomes;
 4. feedback from approvals (since the plan before the newest one: the newest plan's tick);
 5. the error messages added since the newest plan message, as a list of
@@ -259,14 +258,11 @@ def _plan_turns(transcript: Transcript) -> list[Turn]:
     turns: list[Turn] = []
     if plan is not None:
         calls = thaw(plan.get("plan", pvector()))
-        outcomes = thaw(plan.get("outcomes", pvector()))
+        by_call = _outcomes_by_call(thaw(plan.get("outcomes", pvector())))
         rows = []
         for index, call in enumerate(calls if isinstance(calls, list) else []):
             row: dict[str, Any] = {"call": index, "as_written": call}
-            row["outcomes"] = [
-                {k: v for k, v in o.items() if k != "call"}
-                for o in (outcomes if isinstance(outcomes, list) else [])
-                if isinstance(o, dict) and o.get("call") == index]
+            row["outcomes"] = by_call.get(index, [])
             rows.append(row)
         mode = plan.get("mode", "eager")
         turns.append(Turn(Role.USER, "\n".join(
@@ -291,6 +287,15 @@ def _plan_turns(transcript: Transcript) -> list[Turn]:
             rows.append(row)
         turns.append(Turn(Role.USER, "\n".join([ERRORS_HEADER, ERRORS_NOTE, _dumps(rows)])))
     return turns
+
+
+def _outcomes_by_call(outcomes: Any) -> dict[int, list[dict[str, Any]]]:
+    """A plan message's outcomes by call index, each without ``call`` (in one pass)."""
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for o in outcomes if isinstance(outcomes, list) else []:
+        if isinstance(o, dict) and isinstance(o.get("call"), int):
+            grouped.setdefault(o["call"], []).append({k: v for k, v in o.items() if k != "call"})
+    return grouped
 
 
 def _feedback_line(message: Message, calls: Sequence[Any]) -> str:

@@ -33,13 +33,17 @@ class PlanOutcome:
     """How one call of a tick's plan ended, as the plan message records it.
 
     ``outcome`` is ``executed``, ``skipped``, ``failed``, ``invalid``, ``denied`` or
-    ``cancelled``; ``error`` the type of the error the call added, if any.
+    ``cancelled``; ``error`` the type of the error the call added, if any; ``reason`` why
+    a skipped call was skipped (§8.2 step 5: the reference without a value and who wrote
+    it, or what its writer did instead) or a denied one denied (the reviewer's reason),
+    None for any other outcome.
     """
 
     call: int
     instance: str | None
     outcome: str
     error: str | None = None
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The outcome's entry in the plan message."""
@@ -47,6 +51,8 @@ class PlanOutcome:
                                "outcome": self.outcome}
         if self.error is not None:
             out["error"] = self.error
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -84,6 +90,8 @@ class AgentResult:
     output: Any
     ticks: PVector[Tick]
     reason: str = ""
+    #: The LLM requests the run made, its delegates' included (replayed ticks are not).
+    requests: int = 0
 
     @property
     def usage(self) -> Usage:
@@ -99,4 +107,4 @@ class AgentResult:
         return {"status": self.status.value, "output": self.output, "reason": self.reason,
                 "ticks": [t.to_json() for t in self.ticks],
                 "usage": {"input_tokens": usage.input_tokens,
-                          "output_tokens": usage.output_tokens}}
+                          "output_tokens": usage.output_tokens, "requests": self.requests}}

@@ -7,8 +7,9 @@ this module only widens them for the agent):
 
 - every parameter, at every value position, also accepts a reference (a string starting
   with ``†``), since the LLM may wire a call to data it has not seen yet;
-- every branch declares ``_outputPath`` (a reference string, unless the tool declares it
-  itself), ``_outputMethod`` (the five methods), ``_instance`` and ``_scopes``;
+- every branch requires ``_tool`` (strict mode then never makes it nullable) and declares
+  ``_outputPath`` (a reference string, unless the tool declares it itself),
+  ``_outputMethod`` (the five methods), ``_instance`` and ``_scopes``;
 - ``_output`` is removed from tools that have an activity (the LLM must not invent their
   results), kept for latent tools in eager mode, removed from every tool in lazy mode;
 - ``output`` is the user's output schema, nullable, widened to accept references.
@@ -133,12 +134,10 @@ def _branch(branch: dict[str, Any], tool: Tool, mode: Mode, latent: bool,
     out = dict(branch)
     out["properties"] = ordered
     required = out.get("required")
-    if isinstance(required, list):
-        kept = [name for name in required if name in ordered or not name.startswith("_")]
-        if kept:
-            out["required"] = kept
-        else:
-            del out["required"]
+    kept = [name for name in required if name in ordered or not name.startswith("_")] \
+        if isinstance(required, list) else []
+    # Every branch requires its _tool (so strict mode never makes it nullable).
+    out["required"] = ["_tool", *(name for name in kept if name != "_tool")]
     return out
 
 

@@ -7,13 +7,24 @@ far writes is not an error, it waits). The machine admits the new call
 (:func:`obelisk.interpreters.machine.admit`): a call with an error finishes ``Invalid``
 and never starts; a ready one starts at once, while later calls are still arriving; a
 call reading a MISSING value that no call seen so far writes is parked. When the stream
-closes, the run is closed (:func:`~obelisk.interpreters.machine.close`), so a value that
-nothing writes now fails its reader as in a whole run, and:
+closes, the whole solution is judged (:mod:`obelisk.agent.judging`, as a whole one is):
 
+- when its shape is wrong, or the answer was unusable (not JSON, cut short, refused),
+  calls not yet started never start, calls that ran keep their outcomes, and one
+  ``InvalidSolution`` error is added;
+- otherwise the run is closed with the calls compiled as a whole
+  (:func:`~obelisk.interpreters.admission.close`), so a parked reader of a path that no
+  call writes ends ``Invalid`` (a dangling reference) as in a whole run;
 - a call that arrived after an earlier call had already started, and writes what that
-  call read, adds a ``late-writer`` error naming both;
-- the whole solution is validated: when it is invalid, calls not yet started never start,
-  calls that ran keep their outcomes, and one ``InvalidSolution`` error is added.
+  call read, adds a ``late-writer`` error naming both.
+
+Each call is judged against its branch as it arrives, under its own index. The calls that
+arrived while the loop was busy are admitted together (one compile for the batch), so a
+fast stream costs one compile, not one per call. A transport failure after calls ran
+keeps their outcomes and writes in the result (:attr:`StreamedRun.failure`). An
+activity's ``CancelledError`` or other ``Exception`` is its outcome; a
+``KeyboardInterrupt`` or ``SystemExit`` stops the tick and is raised again, every other
+call cancelled and awaited first (§9 "Exceptions").
 
 Every rule of running a call is the machine's; this module only feeds it calls as they
 arrive and runs what it hands back, as the asyncio interpreter does.
@@ -27,65 +38,41 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve
 
-from obelisk.agent.source import NoStreamJournal, StreamJournal, StreamStep
-from obelisk.compiler.codes import DiagnosticCode
+from obelisk.agent.judging import Judge, solution_error
+from obelisk.agent.source import NoStreamJournal, StreamJournal
+from obelisk.agent.streamreplay import replay_tick
+from obelisk.agent.streamstate import (
+    CompilePart,
+    Streamed,
+    StreamedRun,
+    admitted,
+    closing_solution,
+    late_writers,
+    whole_plan,
+)
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
-from obelisk.interpreters.activities import outcome_of_exception
+from obelisk.interpreters.activities import OUTCOMES, outcome_of_exception
 from obelisk.interpreters.admission import admit, close
+from obelisk.interpreters.aio import _cancel_requested
 from obelisk.interpreters.calls import Invocation
-from obelisk.interpreters.events import Admitted, Closed, Finished, RunEvent, RunStatus
+from obelisk.interpreters.events import Finished, RunStatus
 from obelisk.interpreters.executors import Registry, choose_executor, execute_async
 from obelisk.interpreters.gates import Approver, approval, within
 from obelisk.interpreters.machine import advance, begin, complete, finish
 from obelisk.interpreters.outcomes import Outcome
-from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
-from obelisk.interpreters.result import RunResult
-from obelisk.interpreters.state import RunState
-from obelisk.llm.base import StreamedCall, StreamedOutput, StreamItem, Usage
+from obelisk.interpreters.replaying import Replayed
+from obelisk.llm.answers import MAX_ANSWER_DEPTH, Unusable, depth_over
+from obelisk.llm.base import LLMError, StreamedCall, StreamedOutput, StreamItem
 
-__all__ = ["StreamedRun", "late_writers", "run_streamed"]
-
-
-@frozen
-class StreamedRun:
-    """What a streamed tick gave: the run's result, the calls and output as they arrived,
-    the usage, the ``late-writer`` pairs ``(writer, reader)``, whether the whole solution
-    was valid (``problems`` empty), and when each call arrived and started (monotonic
-    seconds, by call index) for the figures."""
-
-    result: RunResult
-    calls: tuple[Any, ...]
-    output: Any
-    usage: Usage
-    late: tuple[tuple[int, int], ...]
-    problems: tuple[dict[str, str], ...]
-    arrived: tuple[float, ...]
-    started: dict[int, float]
-
-
-def late_writers(plan: CompiledPlan, state: RunState, first_new: int) -> list[tuple[int, int]]:
-    """The (writer, reader) node pairs where a node from ``first_new`` on writes what an
-    earlier node that already left PENDING read."""
-    pairs = []
-    for writer in range(first_new, len(plan.nodes)):
-        for reader in plan.successors[writer]:
-            if reader < first_new and state.status[reader].value != "pending":
-                pairs.append((writer, reader))
-    return pairs
-
-
-#: Compiles the calls seen so far; ``open`` while the stream is open.
-CompilePart = Callable[[list[Any], bool], CompiledPlan]
-#: The solution-schema problems of a solution (``{pointer, message}`` each).
-Problems = Callable[[Any], list[dict[str, str]]]
+__all__ = ["CompilePart", "StreamedRun", "late_writers", "run_streamed"]
 
 
 async def run_streamed(
     items: AsyncIterator[StreamItem], context: Context, compile_part: CompilePart,
-    problems: Problems, registry: Registry, clock: Callable[[], str], *,
+    judge: Judge, registry: Registry, clock: Callable[[], str], *,
     approve: Approver | None = None,
     on_plan: Callable[[CompiledPlan], None] | None = None,
     on_start: Callable[[int, int, bool], None] | None = None,
@@ -94,24 +81,25 @@ async def run_streamed(
 ) -> StreamedRun:
     """Run the calls of a streamed solution as they arrive (see the module docstring).
 
-    ``compile_part(calls, open)`` compiles the calls seen so far; ``problems(solution)``
-    validates against the solution schema; ``registry`` runs the calls (its executors
-    always see the newest plan); ``on_plan`` is told each admitted plan (the latent
-    executor follows it); ``on_start(call, seen, open)`` each call that starts;
-    ``timeout`` (seconds) bounds each call, as in :func:`obelisk.run_async`.
+    ``compile_part(calls, open)`` compiles the calls seen so far; ``judge`` judges each
+    call and the whole solution; ``registry`` runs the calls (its executors always see
+    the newest plan); ``on_plan`` is told each admitted plan (the latent executor follows
+    it); ``on_start(call, seen, open)`` each call that starts; ``timeout`` (seconds)
+    bounds each call, as in :func:`obelisk.run_async`.
 
     ``journal`` records the tick (each call admitted before it can start, each start,
     verdict, invocation and outcome, then the whole solution). A tick it holds steps of is
-    replayed first (:func:`_replay`) and ``items`` is not read: the stream of a tick that
-    stopped is not asked again, so the tick goes on with the calls recorded and a null
-    output (or the recorded output when its stream had ended).
+    replayed first (:func:`obelisk.agent.streamreplay.replay_tick`) and ``items`` is not
+    read: the stream of a tick that stopped is not asked again, so the tick goes on with
+    the calls recorded and a null output (or the recorded solution when its stream had
+    ended).
     """
     initial = compile_part([], True)
-    run = _Streamed(begin(initial, context, isolate_invalid=True, open=True), timeout,
-                    NoStreamJournal() if journal is None else journal)
+    run = Streamed(begin(initial, context, isolate_invalid=True, open=True), timeout,
+                   NoStreamJournal() if journal is None else journal, compile_part, judge)
     if run.journal.steps:
-        replayed = _replay(run, initial, context, run.journal.steps, compile_part, problems,
-                           on_plan, approvals=approve is not None)
+        replayed = replay_tick(run, initial, context, run.journal.steps, on_plan,
+                               approvals=approve is not None)
         if run.open:
             run.queue.put_nowait((Arrival.OUTPUT, StreamedOutput(None)))
             run.queue.put_nowait((Arrival.CLOSED, None))
@@ -120,7 +108,7 @@ async def run_streamed(
     else:
         reader = asyncio.create_task(_read(items, run.queue))
     try:
-        await _loop(run, compile_part, problems, registry, clock, approve, on_plan, on_start)
+        await _loop(run, registry, clock, approve, on_plan, on_start)
     except BaseException:
         waiting = [*run.tasks.values(), *([reader] if reader is not None else [])]
         for task in waiting:
@@ -130,10 +118,14 @@ async def run_streamed(
     if reader is not None:
         await reader
     result = finish(run.state)
-    if run.problems:  # calls never started are not cancelled by anyone: they never ran
+    if run.invalid is not None or run.failure is not None:
+        # calls never started are not cancelled by anyone: they never ran
         result = evolve(result, status=RunStatus.COMPLETED)
+    answer = run.answer if run.answer is not None else {"calls": list(run.calls),
+                                                          "output": run.output}
     return StreamedRun(result, tuple(run.calls), run.output, run.usage, tuple(run.late),
-                       tuple(run.problems), tuple(run.arrived), dict(run.started))
+                       run.invalid, tuple(run.arrived), dict(run.started), run.failure,
+                       answer)
 
 
 class Arrival(enum.Enum):
@@ -144,25 +136,7 @@ class Arrival(enum.Enum):
     FAILED = "failed"  #: the adapter failed (the loop re-raises its exception)
     CLOSED = "closed"  #: the stream ended
     DONE = "done"  #: a call finished (its node and outcome)
-
-
-class _Streamed:
-    """The bookkeeping of one streamed tick (only its own loop and tasks touch it)."""
-
-    def __init__(self, state: RunState, timeout: float | None, journal: StreamJournal) -> None:
-        self.state = state
-        self.queue: asyncio.Queue[tuple[Arrival, Any]] = asyncio.Queue()
-        self.tasks: dict[int, asyncio.Task[None]] = {}
-        self.calls: list[Any] = []
-        self.output: Any = None
-        self.usage = Usage()
-        self.late: list[tuple[int, int]] = []
-        self.problems: list[dict[str, str]] = []
-        self.arrived: list[float] = []
-        self.started: dict[int, float] = {}
-        self.open = True
-        self.timeout = timeout
-        self.journal = journal
+    ABORT = "abort"  #: a call raised KeyboardInterrupt, SystemExit...: stop the tick
 
 
 async def _read(items: AsyncIterator[StreamItem],
@@ -173,115 +147,127 @@ async def _read(items: AsyncIterator[StreamItem],
                 queue.put_nowait((Arrival.CALL, (item.call, time.monotonic())))
             elif isinstance(item, StreamedOutput):
                 queue.put_nowait((Arrival.OUTPUT, item))
-    except Exception as exc:  # the adapter failed: the loop re-raises it
+    except Exception as exc:  # the adapter failed: the loop stops the tick
         queue.put_nowait((Arrival.FAILED, exc))
     finally:
         queue.put_nowait((Arrival.CLOSED, None))
 
 
-async def _loop(run: _Streamed, compile_part: CompilePart, problems: Problems,
-                registry: Registry, clock: Callable[[], str], approve: Approver | None,
-                on_plan: Callable[[CompiledPlan], None] | None,
+async def _loop(run: Streamed, registry: Registry, clock: Callable[[], str],
+                approve: Approver | None, on_plan: Callable[[CompiledPlan], None] | None,
                 on_start: Callable[[int, int, bool], None] | None) -> None:
+    held: tuple[Arrival, Any] | None = None  # read past a batch of calls, told next
     while True:
-        if not run.problems:
+        if not run.stopped:
             await _start_ready(run, registry, approve, on_start)
         if not run.open and not run.tasks:
             return
-        what, value = await run.queue.get()
-        match what:
-            case Arrival.CALL:
-                call, arrived = value
-                run.arrived.append(arrived)
-                _admit(run, call, compile_part, problems, on_plan)
-            case Arrival.OUTPUT:
-                run.output, run.usage = value.output, value.usage
-            case Arrival.FAILED:
+        what, value = held if held is not None else await run.queue.get()
+        if what is not Arrival.CALL:
+            held = None
+            _told(run, what, value, clock)
+            continue
+        calls, held = await _batch(run, [value], clock)
+        for _, arrived in calls:
+            run.arrived.append(arrived)
+        began = time.monotonic()
+        idle, run.admitted_at = began - run.admitted_at, began
+        _admit_all(run, [call for call, _ in calls], on_plan)
+        took = time.monotonic() - began
+        # Compiling takes longer than the wait for calls did: the calls that arrive during
+        # as long again wait to be admitted together (see _batch).
+        run.pause_until = began + 2 * took if took > idle else 0.0
+
+
+async def _batch(run: Streamed, calls: list[Any], clock: Callable[[], str]
+                 ) -> tuple[list[Any], tuple[Arrival, Any] | None]:
+    """The calls to admit together: those that arrived already, and, when the loop is
+    busier compiling than waiting for calls, those that arrive within as long again as the
+    last compile took (so compiling, whose time grows with the calls seen so far, takes at
+    most about half the stream's time: a streamed tick stays linear in its calls however
+    they arrive); calls that finish meanwhile are completed. Returns them, and the first
+    other arrival (the output, the end, a failure) if one came."""
+    while True:
+        item = run.queue.get_nowait() if not run.queue.empty() else None
+        if item is None:
+            left = run.pause_until - time.monotonic()
+            if left <= 0:
+                return calls, None
+            try:
+                item = await asyncio.wait_for(run.queue.get(), left)
+            except asyncio.TimeoutError:
+                return calls, None
+        if item[0] is Arrival.CALL:
+            calls.append(item[1])
+        elif item[0] is Arrival.DONE:
+            _told(run, *item, clock)
+        else:
+            return calls, item
+
+
+def _told(run: Streamed, what: Arrival, value: Any, clock: Callable[[], str]) -> None:
+    """What the loop was told, other than a call."""
+    match what:
+        case Arrival.OUTPUT:
+            run.output, run.usage = value.output, value.usage
+            run.solution, run.unusable = value.solution, value.unusable or run.unusable
+        case Arrival.FAILED:
+            if not isinstance(value, LLMError):
                 raise value
-            case Arrival.CLOSED:
-                _close(run, problems)
-            case Arrival.DONE:
-                node, outcome = value
-                run.tasks.pop(node, None)
-                finished = Finished(node, outcome, clock())
-                run.journal.finished(finished)
-                run.state = complete(run.state, node, outcome, finished.date)
+            run.failure = value  # what ran keeps its outcome; nothing more starts
+            run.open = False
+        case Arrival.CLOSED:
+            if run.open:
+                _close(run)
+        case Arrival.DONE:
+            node, outcome = value
+            run.tasks.pop(node, None)
+            finished = Finished(node, outcome, clock())
+            run.journal.finished(finished)
+            run.state = complete(run.state, node, outcome, finished.date)
+        case Arrival.ABORT:
+            raise value
 
 
-def _admit(run: _Streamed, call: Any, compile_part: CompilePart, problems: Problems,
-           on_plan: Callable[[CompiledPlan], None] | None) -> None:
-    plan = _admitted(run, call, compile_part, problems)
-    run.journal.admitted(call, plan)
+def _admit_all(run: Streamed, calls: list[Any],
+               on_plan: Callable[[CompiledPlan], None] | None) -> None:
+    """Admit the calls that arrived together (nothing, once the answer stopped being
+    usable: a call nested too deep makes it so)."""
+    if run.unusable is not None or not run.open:
+        return
+    for number, call in enumerate(calls):
+        if depth_over({"calls": [call]}):  # judged before anything recursive reads it
+            run.unusable = Unusable(f"the answer is nested more than {MAX_ANSWER_DEPTH} "
+                                    f"levels deep (in call {len(run.calls) + number})")
+            calls = calls[:number]
+            break
+    if not calls:
+        return
+    plan = admitted(run, calls)
+    for call in calls:
+        run.journal.admitted(call, plan)
     run.state = admit(run.state, plan)
     if on_plan is not None:
         on_plan(plan)
 
 
-def _admitted(run: _Streamed, call: Any, compile_part: CompilePart,
-              problems: Problems) -> CompiledPlan:
-    """The run's plan with ``call`` (checked against its branch of the solution schema);
-    notes the late writers it adds."""
-    run.calls.append(call)
-    first_new = len(run.state.plan.nodes)
-    plan = compile_part(run.calls, True)
-    wrong = problems({"calls": [call], "output": None})
-    if wrong:  # not a call of any branch of the solution schema: it never starts
-        text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in wrong)
-        for node in plan.nodes[first_new:]:
-            found = node.diagnostic(DiagnosticCode.PARAM_SCHEMA, "the call does not match "
-                                    "its branch of the solution schema: " + text)
-            plan = evolve(plan, invalid=plan.invalid.set(node.id, (found,)))
-    run.late.extend(late_writers(plan, run.state, first_new))
-    return plan
-
-
-def _close(run: _Streamed, problems: Problems) -> None:
+def _close(run: Streamed) -> None:
+    """The stream ended: the whole solution judged, and the run closed with the calls
+    compiled as a whole (or, for an invalid solution, nothing more started)."""
     run.open = False
-    run.journal.closed({"calls": list(run.calls), "output": run.output}, run.usage)
-    run.problems = problems({"calls": run.calls, "output": run.output})
-    if run.problems:
-        return  # nothing more starts; what runs finishes
-    run.state = close(run.state)
+    solution = run.answer = closing_solution(run)
+    run.journal.closed(solution, run.usage)
+    run.invalid = solution_error(run.judge, solution)
+    if run.invalid is None:
+        run.state = close(run.state, whole_plan(run))
 
 
-def _replay(run: _Streamed, initial: CompiledPlan, context: Context, steps: list[StreamStep],
-            compile_part: CompilePart, problems: Problems,
-            on_plan: Callable[[CompiledPlan], None] | None, *, approvals: bool) -> Replayed:
-    """Rebuild a recorded streamed tick through the machine (``replay_open``): each
-    admitted call compiled as it was, the recorded starts, verdicts and outcomes, and the
-    close when its stream had ended. Late writers are found as the run found them, against
-    the state before each admission (the events since the last one folded in)."""
-    replayed = replay_open(initial, context, (), isolate_invalid=True, open=True,
-                           approvals=approvals)
-    events: list[RunEvent] = []
-    for kind, value in steps:
-        if kind == "admit":
-            replayed = replay_more(replayed, events, approvals=approvals)
-            events = []
-            run.state = replayed.state
-            plan = _admitted(run, value, compile_part, problems)
-            events.append(Admitted(plan))
-            if on_plan is not None:
-                on_plan(plan)
-        elif kind == "close":
-            run.open, run.output = False, value
-            run.problems = problems({"calls": run.calls, "output": run.output})
-            if not run.problems:
-                events.append(Closed())
-        else:
-            events.append(value)
-    replayed = replay_more(replayed, events, approvals=approvals)
-    run.state = replayed.state
-    run.journal.follow(run.state.plan)
-    return replayed
-
-
-async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
+async def _pick_up(run: Streamed, replayed: Replayed, registry: Registry,
                    approve: Approver | None) -> None:
     """Go on from a replay: calls that were running run again (the journal gives them
     their idempotency keys, or an at-most-once one its Interrupted outcome); calls that
     waited for the approval hook are asked again."""
-    if run.problems:
+    if run.stopped:
         return  # the solution was invalid: calls not started never start
     running, undecided = replayed.pick_up()
     for invocation in running:
@@ -290,7 +276,7 @@ async def _pick_up(run: _Streamed, replayed: Replayed, registry: Registry,
         await _decide_and_start(run, registry, approve, invocation, None)
 
 
-async def _start_ready(run: _Streamed, registry: Registry, approve: Approver | None,
+async def _start_ready(run: Streamed, registry: Registry, approve: Approver | None,
                        on_start: Callable[[int, int, bool], None] | None) -> None:
     while True:  # a denial may release other calls: advance until nothing more is ready
         run.state, ready = advance(run.state)
@@ -301,7 +287,7 @@ async def _start_ready(run: _Streamed, registry: Registry, approve: Approver | N
             await _decide_and_start(run, registry, approve, invocation, on_start)
 
 
-async def _decide_and_start(run: _Streamed, registry: Registry, approve: Approver | None,
+async def _decide_and_start(run: Streamed, registry: Registry, approve: Approver | None,
                             invocation: Invocation,
                             on_start: Callable[[int, int, bool], None] | None) -> None:
     if approve is not None:  # the approval step of every loop; the journal records it
@@ -317,7 +303,10 @@ async def _decide_and_start(run: _Streamed, registry: Registry, approve: Approve
     run.tasks[invocation.node] = asyncio.create_task(_one(run, registry, invocation))
 
 
-async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> None:
+async def _one(run: Streamed, registry: Registry, invocation: Invocation) -> None:
+    """Run one call and tell the loop its outcome, whatever it raised: an ``Exception``
+    (a ``CancelledError`` of its own too) is its outcome; a ``KeyboardInterrupt`` or
+    ``SystemExit`` stops the tick; only the tick's own cancellation ends the task."""
     outcome: Outcome
     try:
         stopped = run.journal.invoke(invocation)
@@ -327,7 +316,12 @@ async def _one(run: _Streamed, registry: Registry, invocation: Invocation) -> No
             execution = choose_executor(run.state.plan, invocation, registry)
             outcome = await within(execute_async(execution, invocation), run.timeout)
     except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # recording it failed, say (an activity's failure is an outcome)
+        if _cancel_requested():
+            raise
+        outcome = outcome_of_exception(asyncio.CancelledError())  # the activity's own
+    except OUTCOMES as exc:  # recording it failed, say (an activity's failure is an outcome)
         outcome = outcome_of_exception(exc)
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit...: the loop stops the tick
+        run.queue.put_nowait((Arrival.ABORT, exc))
+        return
     run.queue.put_nowait((Arrival.DONE, (invocation.node, outcome)))

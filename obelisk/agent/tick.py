@@ -10,20 +10,29 @@ from typing import Any, TypeAlias
 from attrs import evolve, frozen
 from pyrsistent import pvector
 
-from obelisk.agent.checks import Validators, error_message, resolve_output
+from obelisk.agent.budget import BudgetExceeded
+from obelisk.agent.checks import error_message, resolve_output
 from obelisk.agent.hooks import AgentError, Asked, CallStarted, Ran
+from obelisk.agent.judging import (
+    Validators,
+    invalid_solution,
+    read_answer,
+    unusable_solution,
+)
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.options import Options
 from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_of, run_calls
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
+from obelisk.agent.sizes import data_too_large, request_too_large
 from obelisk.agent.stream import StreamedRun, run_streamed
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.core.plain import thaw
 from obelisk.interpreters.events import RunStatus
+from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLMError, StreamItem, Usage
 from obelisk.llm.request import Request
 
@@ -48,44 +57,76 @@ async def tick(state: TickState, number: int, mode: Mode,
     """One tick; returns the new loop state, the tick, and how the run ends (if it does)."""
     context = state.context
     state = evolve(state, transcript=state.transcript.advance(context))
+    what, limit = f"the request for tick {number}", options.max_request_bytes
+    too_large = data_too_large(context, state.transcript.blocks, limit, what)
+    if too_large is not None:  # measured before it is rendered
+        return _not_sent(state, number, too_large)
     request = build_request(context, tools=options.tools, output_schema=options.output_schema,
                             mode=mode, activity_names=options.activities.keys(),
                             transcript=state.transcript)
-    if options.observer is not None:
-        options.observer(Asked(number, len(request.render()), request))
+    too_large = request_too_large(request, limit, what)
+    if too_large is not None:
+        return _not_sent(state, number, too_large)
     if options.stream and mode is Mode.EAGER:  # lazy mode shows the whole plan first
         return await _streamed_tick(state, number, request, options)
     reply = options.ticks.recorded_reply(number)
+    _asked(options, number, request, replayed=reply is not None)
     if reply is None:
         try:
             reply = await options.llm.solve(request)
         except LLMError as exc:
-            return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
-        options.ticks.record_solution(number, reply.value, reply.usage)
-    solution = reply.value
-    problems = state.validators.solution_errors(request.schema_text, solution)
+            return _failed(state, number, exc)
+        options.ticks.record_solution(number, recordable(reply.value), reply.usage)
+    judge = state.validators.judge(request.schema_text)
+    solution = read_answer(reply.value)
+    if isinstance(solution, Unusable):
+        return _ended(state, number, solution.to_json(), reply.usage,
+                      [unusable_solution(solution)])
+    problems = judge.shape_problems(solution)
     if problems:
-        return _ended(state, number, solution, reply.usage, [_invalid(problems)])
+        return _ended(state, number, solution, reply.usage, [invalid_solution(problems)])
     calls, output = solution["calls"], solution["output"]
     if not calls and output is None:
         return _ended(state, number, solution, reply.usage, [_no_progress()])
     ran = PlanRun(context, reply.usage)
     if calls:
         ran = await run_calls(calls, context, state.transcript, number, solution, mode, ran,
-                              options)
-        if ran.rejected is not None:
-            return _ended(state, number, solution, ran.usage, [ran.rejected])
+                              options, judge)
+        if ran.rejected is not None:  # its Denied error, then the plan all denied
+            return _ended(state, number, solution, ran.usage, [ran.rejected], ran)
         if ran.cancelled:
             return _ended(evolve(state, context=ran.context), number, solution, ran.usage, [],
                           ran, end=_cancelled(number))
     return _conclude(state, number, solution, output, ran, [])
 
 
-def _invalid(problems: list[dict[str, str]]) -> dict[str, Any]:
-    """The ``InvalidSolution`` error of a solution with these schema problems."""
-    text = "; ".join(f"{p['pointer'] or '/'}: {p['message']}" for p in problems)
-    return error_message("InvalidSolution", "the solution does not match the solution "
-                         "schema: " + text, {"errors": list(problems)})
+def _failed(state: TickState, number: int, exc: LLMError) -> tuple[TickState, Tick, End]:
+    """The adapter failed (or a budget is spent: its ``BudgetExceeded`` error is appended):
+    the run ends ``failed``."""
+    errors = [error_message("BudgetExceeded", exc.detail, {"budget": exc.budget,
+                                                             "limit": exc.limit})
+              ] if isinstance(exc, BudgetExceeded) else []
+    state, made, _ = _ended(state, number, None, Usage(), errors)
+    return state, made, (AgentStatus.FAILED, None, str(exc))
+
+
+def _asked(options: Options, number: int, request: Request, *, replayed: bool) -> None:
+    """Tell the observer the tick asks the LLM (or replays its answer from the journal)."""
+    if options.observer is not None:
+        options.observer(Asked(number, len(request.render()), replayed, request))
+
+
+def recordable(answer: Any) -> Any:
+    """An answer as a journal records it (an unusable one as its JSON form)."""
+    return answer.to_json() if isinstance(answer, Unusable) else answer
+
+
+def _not_sent(state: TickState, number: int, problem: str) -> tuple[TickState, Tick, End]:
+    """A request over ``max_request_bytes`` is not sent: a ``RequestTooLarge`` error, and
+    the run ends ``failed`` (the LLM cannot be asked for the next step)."""
+    context = state.context.append(error_message("RequestTooLarge", problem))
+    return (evolve(state, context=context), Tick(number, None, errors=pvector(["RequestTooLarge"])),
+            (AgentStatus.FAILED, None, problem))
 
 
 def _no_progress() -> dict[str, Any]:
@@ -150,20 +191,20 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             options.observer(CallStarted(number, call, seen, is_open))
 
     latent = LLMLatent(options.llm, compile_part([], True), context, transcript,
-                       on_usage=paid(options, number))
+                       on_usage=paid(options, number), max_bytes=options.max_request_bytes)
     delegates = delegates_of(options, (*options.tools, *transcript.tools), number)
     journal = options.ticks.stream_tick(number)
+    _asked(options, number, request, replayed=bool(journal.steps))
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
-            items, context, compile_part,
-            lambda solution: state.validators.solution_errors(request.schema_text, solution),
+            items, context, compile_part, state.validators.judge(request.schema_text),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
             on_start=on_start, timeout=options.timeout, journal=journal)
     except LLMError as exc:
-        return state, Tick(number, None), (AgentStatus.FAILED, None, str(exc))
+        return _failed(state, number, exc)
     except NotImplementedError:
         raise AgentError(f"the adapter {options.llm!r} cannot stream: run without "
                          "stream=True (--stream)") from None
@@ -174,8 +215,9 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
 def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: Usage,
                   options: Options) -> tuple[TickState, Tick, End]:
     """A streamed tick's end: its late writers, a missing output, an invalid whole
-    solution, then the output as a whole tick's."""
-    solution = {"calls": list(streamed.calls), "output": streamed.output}
+    solution, a stream that broke (the run fails, keeping what ran), then the output as a
+    whole tick's."""
+    solution = streamed.answer
     result = streamed.result
     if options.observer is not None:
         options.observer(Ran(number, solution, result))
@@ -187,16 +229,24 @@ def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: U
                             f"started, and writes what call {nodes[r]} read: put writers "
                             "before their readers", {"writer": nodes[w], "reader": nodes[r]})
               for w, r in streamed.late]
-    if not streamed.calls and streamed.output is None and not streamed.problems:
+    stopped = streamed.invalid is not None or streamed.failure is not None
+    if not streamed.calls and streamed.output is None and not stopped:
         errors.append(_no_progress())
     ran = PlanRun(result.context, usage, plan_message if streamed.calls else None,
                   tuple(done), cancelled=result.status is RunStatus.CANCELLED)
-    if streamed.problems:
-        errors.append(_invalid(list(streamed.problems)))
-        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran)
+    after = evolve(state, context=ran.context)
+    if streamed.failure is not None:  # what ran keeps its outcomes and writes (§9)
+        failure = streamed.failure
+        if isinstance(failure, BudgetExceeded):
+            errors.append(error_message("BudgetExceeded", failure.detail,
+                                        {"budget": failure.budget, "limit": failure.limit}))
+        return _ended(after, number, solution, usage, errors, ran,
+                      end=(AgentStatus.FAILED, None, str(failure)))
+    if streamed.invalid is not None:
+        errors.append(streamed.invalid)
+        return _ended(after, number, solution, usage, errors, ran)
     if ran.cancelled:
-        return _ended(evolve(state, context=ran.context), number, solution, usage, errors, ran,
-                      end=_cancelled(number))
+        return _ended(after, number, solution, usage, errors, ran, end=_cancelled(number))
     return _conclude(state, number, solution, streamed.output, ran, errors)
 
 

@@ -1,6 +1,7 @@
 """``obelisk agent FILE --llm script:SOLUTIONS.json | openai:MODEL | anthropic:MODEL
 [--base-url URL] [--activities pkg.mod:NAME] [--mode eager|lazy] [--approve]
-[--max-ticks N] [--stream] [--delegate-root DIR] [--json]
+[--max-ticks N] [--max-requests N] [--max-tokens N] [--max-delegates N]
+[--max-request-bytes N] [--stream] [--delegate-root DIR] [--json]
 [--journal RUN.db [--run ID] [--durability sync|batch]]``: run an agent.
 
 FILE is one JSON object: ``context`` (messages), ``tools``, ``output_schema``, and
@@ -50,16 +51,21 @@ from obelisk.agent import (
     AgentEvent,
     ApprovePlan,
     Asked,
+    Budgets,
     CallStarted,
     Delegated,
+    EditPlan,
     Ran,
     RejectPlan,
     TickEnded,
-    run_agent_sync,
+    run_agent,
 )
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
+from obelisk.cli.dask import add_dask_arguments, check_dask_options
+from obelisk.cli.dask import run_agent as dask_agent
+from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -67,9 +73,10 @@ from obelisk.cli.mcp import (
     approval_for,
     servers_for,
 )
+from obelisk.cli.review import review, reviewer
 from obelisk.cli.run import add_journal_arguments, open_journal
 from obelisk.cli.safe import inert, json_text
-from obelisk.cli.terminal import _prompt, terminal_approval
+from obelisk.cli.terminal import terminal_approval
 from obelisk.jsonio import InputError, load_json
 from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
 
@@ -91,13 +98,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve", action="store_true",
                         help="ask before each call (eager) or each plan (lazy)")
     parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--max-requests", type=int, metavar="N",
+                        help="at most N LLM requests, delegates included (default 200)")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="at most N tokens, delegates included (default 2,000,000)")
+    parser.add_argument("--max-delegates", type=int, metavar="N",
+                        help="at most N delegates running at once (default 16)")
+    parser.add_argument("--max-request-bytes", type=int, metavar="N",
+                        help="the largest request sent to the LLM (default 8 MiB)")
     parser.add_argument("--stream", action="store_true",
                         help="stream each solution: start calls while the rest arrive")
     parser.add_argument("--delegate-root", metavar="DIR",
                         help="the folder of saved requests that _delegate names")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--interpreter", choices=["asyncio", "dask"], default="asyncio",
+                        help="dask: run the activities on a Dask cluster")
     add_journal_arguments(parser)
     add_mcp_arguments(parser, runs=True)
+    add_dask_arguments(parser)
 
 
 def read_agent_file(path: str) -> dict[str, Any]:
@@ -141,7 +159,7 @@ def make_llm(spec: str, base_url: str | None) -> LLM:
         if kind == "anthropic":
             return AnthropicLLM(rest, base_url=base_url)
     except LLMError as exc:
-        raise InputError(f"--llm {kind}: {exc}") from None
+        raise InputError(f"--llm {kind}: {exc.detail}") from None
     raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
 
 
@@ -172,14 +190,18 @@ def plan_shown(out: TextIO) -> Any:
 
 
 def plan_prompt(err: TextIO) -> Any:
-    """Lazy mode at the terminal: show each compiled plan, then approve or reject it."""
+    """Lazy mode at the terminal: show each compiled plan, then approve it, edit its calls
+    (compiled again before they run) or reject it with a reason; each verdict says who."""
+    who = reviewer()
 
     def ask(plan: CompiledPlan) -> Any:
         _show_plan(plan, err)
-        answer = _prompt(err, "[a]pprove or [r]eject the plan? ").strip().lower()[:1]
-        if answer in ("a", "y"):
-            return ApprovePlan()
-        return RejectPlan("rejected at the terminal" if answer else "no answer (end of input)")
+        calls = [thaw(call) for call in plan.calls]
+        return review(err, "[a]pprove, [e]dit, [r]eject the plan? ",
+                      (calls, "calls", list),
+                      (lambda: ApprovePlan(by=who), lambda edited: EditPlan(edited, by=who),
+                       lambda reason: RejectPlan(reason, by=who)),
+                      rejected="rejected at the terminal")
 
     return ask
 
@@ -189,14 +211,18 @@ def tick_printer(out: TextIO) -> Any:
 
     def show(event: AgentEvent) -> None:
         match event:
+            case Asked(tick=tick, replayed=True):
+                print(f"replayed tick {tick} from the journal", file=out)
             case Asked(tick=tick, size=size):
                 print(f"tick {tick}: asking the LLM ({size:,} characters)", file=out)
             case Ran(run=run):
                 for call in run.calls:
                     where = "" if call.instance is None else f" [{inert(call.instance)}]"
                     error = f" ({inert(call.error)})" if call.error else ""
-                    print(f"  call {call.call} {inert(str(call.tool))}{where}: "
-                          f"{call.outcome}{error}", file=out)
+                    tool = "(no _tool)" if call.tool is None else inert(str(call.tool))
+                    why = f": {inert(call.reason)}" if call.outcome == "skipped" else ""
+                    print(f"  call {call.call} {tool}{where}: "
+                          f"{call.outcome}{error}{why}", file=out)
             case CallStarted(call=call, seen=seen, open=is_open):
                 state = "the solution still arriving" if is_open else "the solution complete"
                 print(f"  call {call} started ({seen} call(s) arrived, {state})", file=out)
@@ -215,6 +241,7 @@ def tick_printer(out: TextIO) -> Any:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the agent; exit 0 when it completed, 1 otherwise."""
+    check_dask_options(args)
     spec = read_agent_file(args.file)
     llm = make_llm(args.llm, args.base_url)
     loaded = load_activities(args.activities) if args.activities else None
@@ -222,14 +249,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
     max_ticks = args.max_ticks if args.max_ticks is not None else spec.get("max_ticks", 25)
-    if not isinstance(max_ticks, int) or max_ticks < 1:
-        raise InputError("max_ticks must be a positive integer")
+    if not isinstance(max_ticks, int) or isinstance(max_ticks, bool) or max_ticks < 1:
+        raise InputError(f"--max-ticks must be a positive integer, got {args.max_ticks}"
+                         if args.max_ticks is not None else
+                         f'{args.file}: "max_ticks" must be a positive integer, got '
+                         f"{json_text(max_ticks, indent=None)}")
     try:
         context = Context.of(spec.get("context", []))
     except MessageError as exc:
         raise InputError(f"{args.file}: context {exc}") from None
     lazy = mode == "lazy"
     options: dict[str, Any] = {
+        "budgets": budgets_of(args),
         "tools": (servers.tools if servers is not None else []) + spec.get("tools", []),
         "output_schema": spec.get("output_schema"),
         "mode": mode, "max_ticks": max_ticks, "activities": activities,
@@ -237,6 +268,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     }
     if args.stream:
         options["stream"] = True
+    if args.max_request_bytes is not None:
+        options["max_request_bytes"] = _positive("--max-request-bytes", args.max_request_bytes)
     if args.delegate_root is not None:
         root = pathlib.Path(args.delegate_root)
         if not root.is_dir():
@@ -256,20 +289,47 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options["observer"] = tick_printer(out)
         if lazy and not args.approve and not args.journal:
             options["on_plan"] = plan_shown(out)
+    stops = Interrupts(err)
     if args.journal:
         run_id = args.run_id or uuid.uuid4().hex
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             print(f"journal: run {run_id} in {journal.name}", file=err)
             options.update(journal=journal, run_id=run_id)
-            result = _run_agent(context, llm, options, args.file)
+            result = _run_agent(context, llm, options, args, stops)
     else:
-        result = _run_agent(context, llm, options, args.file)
-    return print_result(result, args.json, out)
+        result = _run_agent(context, llm, options, args, stops)
+    return stops.exit_code(print_result(result, args.json, out), out)
 
 
-def _run_agent(context: Context, llm: LLM, options: dict[str, Any], where: str) -> AgentResult:
+def budgets_of(args: argparse.Namespace) -> Budgets:
+    """The run's budgets: ``--max-requests``, ``--max-tokens``, ``--max-delegates`` (each a
+    positive integer; the defaults otherwise)."""
+    given = {"max_requests": args.max_requests, "max_tokens": args.max_tokens,
+             "max_delegates": args.max_delegates}
+    for name, value in given.items():
+        if value is not None and value < 1:
+            flag = "--" + name.replace("_", "-")
+            raise InputError(f"{flag} must be a positive integer, got {value}")
+    return Budgets(**{name: value for name, value in given.items() if value is not None})
+
+
+def _positive(flag: str, value: int) -> int:
+    if value < 1:
+        raise InputError(f"{flag} must be a positive number of bytes, got {value}")
+    return value
+
+
+def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
+               args: argparse.Namespace, stops: Interrupts) -> AgentResult:
+    """The agent run, Ctrl-C and SIGTERM stopping it (:mod:`obelisk.cli.interrupt`)."""
+    where = args.file
     try:
-        return run_agent_sync(context, llm, **options)
+        if args.interpreter == "dask":
+            return dask_agent(args, context, llm, options)
+        if options.get("activities"):  # so the terminal can say which still run
+            options["activities"] = {name: stops.wrap(name, fn)
+                                     for name, fn in options["activities"].items()}
+        return stops.run_async(lambda: run_agent(context, llm, **options))
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None
 
@@ -284,7 +344,9 @@ def print_result(result: AgentResult, as_json: bool, out: TextIO) -> int:
         if result.status is AgentStatus.COMPLETED:
             print("output: " + json_text(result.output, stream=out), file=out)
         usage = result.usage
-        print(f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out", file=out)
+        print(f"tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out "
+              f"({result.requests:,} LLM request{'' if result.requests == 1 else 's'})",
+              file=out)
     return EXIT_OK if result.status is AgentStatus.COMPLETED else EXIT_FAILED
 
 

@@ -170,10 +170,17 @@ def load_activities(spec: str) -> Mapping[str, Callable[..., Any]]:
         hint = " (the module calls sys.exit when imported)" if isinstance(exc, SystemExit) else ""
         raise InputError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}{hint}"
                          ) from None
-    mapping = getattr(module, attribute, None)
+    if not hasattr(module, attribute):
+        import difflib  # on first use: --help never needs it
+        near = difflib.get_close_matches(attribute, [n for n in vars(module)
+                                                     if not n.startswith("_")], n=1)
+        raise InputError(f"{spec}: module {module_name!r} has no attribute {attribute!r}"
+                         + (f"; did you mean {near[0]!r}?" if near else ""))
+    mapping = getattr(module, attribute)
     if not isinstance(mapping, Mapping) or not all(
             isinstance(k, str) and callable(v) for k, v in mapping.items()):
-        raise InputError(f"{spec} must be a dict of activity name -> callable")
+        raise InputError(f"{spec} must be a dict of activity name -> callable, got "
+                         f"{type(mapping).__name__}")
     return mapping
 
 

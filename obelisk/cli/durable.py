@@ -15,7 +15,6 @@ is read). ``--run`` defaults to the journal's newest run.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
@@ -28,12 +27,14 @@ from obelisk import (
     journal_history,
     plural,
     recorded,
-    resume,
     resume_async,
 )
 from obelisk.agent import AgentError
 from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
+from obelisk.cli.dask import add_dask_arguments
+from obelisk.cli.dask import resume_plan as dask_resume
+from obelisk.cli.interrupt import Interrupts
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
     Display,
@@ -45,6 +46,7 @@ from obelisk.cli.run import (
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
 from obelisk.journal import recorded_agent, resume_agent, run_kind
+from obelisk.journal.run import resume_plan
 from obelisk.jsonio import InputError
 
 
@@ -60,7 +62,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     add_lease_argument(parser)
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"],
+    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"],
                         help="default: the one the run was recorded with")
     parser.add_argument("--approve", action="store_true",
                         help="ask at the terminal before each call")
@@ -75,6 +77,7 @@ def add_resume_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print an agent run's result as JSON")
     add_mcp_arguments(parser, runs=True)
+    add_dask_arguments(parser)
 
 
 def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -89,6 +92,12 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  "are for agent runs")
             run = recorded(journal, args.run_id)
             interpreter = args.interpreter or run.options.get("interpreter", "sync")
+            if interpreter == "dask" and args.dask_scheduler is None and \
+                    args.dask_workers is None:
+                raise InputError(
+                    f"{journal.name}: run {run.header.run_id} was recorded with --interpreter "
+                    "dask: give --dask-scheduler tcp://HOST:PORT or --dask-workers N to go on "
+                    "on a cluster, or --interpreter asyncio to run the rest here")
             args.interpreter = interpreter
             _check_run_options(args)
             status = journal_history(journal, run.header.run_id)["status"]
@@ -105,17 +114,20 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             display = Display.start(run.plan, run.plan.tools, out, err, approve=args.approve,
                                     from_start=False, gate=approval_for(
                                         args, err, run.plan, list(run.plan.tools or ())))
-            tracked = {name: display.exceptions.wrap(name, fn)
+            stops = Interrupts(err)
+            display.add(stops.observe)
+            tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
                        for name, fn in activities.items()}
             try:
                 result = _resume(journal, run.header.run_id, interpreter, tracked, display,
-                                 args)
+                                 args, stops)
             except BaseException:
                 display.progress.close()
                 raise
         except JournalUnreadable as exc:
             raise InputError(str(exc)) from None
-    return finish_run(result, args.out, out, display)
+    code = finish_run(result, args.out, out, display)
+    return stops.exit_code(code, out)
 
 
 def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -139,8 +151,11 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     approve = (terminal_approval(err)[0] if args.approve and not reviews
                else approval_for(args, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
+    stops = Interrupts(err)
+    if activities:
+        activities = {name: stops.wrap(name, fn) for name, fn in activities.items()}
     try:
-        result = asyncio.run(resume_agent(
+        result = stops.run_async(lambda: resume_agent(
             journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
             on_plan=on_plan, observer=None if args.json else tick_printer(out),
             take_over=args.take_over))
@@ -152,22 +167,23 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
                 handle.write(json_text(result.context.to_json()) + "\n")
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    return print_result(result, args.json, out)
+    return stops.exit_code(print_result(result, args.json, out), out)
 
 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
-            args: argparse.Namespace) -> RunResult:
+            args: argparse.Namespace, stops: Interrupts) -> RunResult:
+    if interpreter == "dask":
+        return dask_resume(args, journal, run_id, activities, display.approve, display.observe)
     if interpreter == "asyncio":
-        return asyncio.run(resume_async(journal, run_id, activities=activities,
-                                        approve=display.approve,
-                                        max_concurrency=args.max_concurrency,
-                                        timeout=args.timeout, observer=display.observe,
-                                        take_over=args.take_over))
-    result = resume(journal, run_id, activities=activities, approve=display.approve,
-                    interpreter="sync", observer=display.observe, take_over=args.take_over)
-    assert isinstance(result, RunResult)  # recorded() refused an agent run before
-    return result
+        return stops.run_async(lambda: resume_async(
+            journal, run_id, activities=activities, approve=display.approve,
+            max_concurrency=args.max_concurrency, timeout=args.timeout,
+            observer=display.observe, take_over=args.take_over))
+    with stops.sync():
+        return resume_plan(journal, run_id, activities=activities, approve=display.approve,
+                           interpreter="sync", observer=display.observe,
+                           take_over=args.take_over, stop=stops.stop)
 
 
 def add_history_arguments(parser: argparse.ArgumentParser) -> None:
@@ -217,17 +233,13 @@ def _detail(row: Mapping[str, Any]) -> str:
                 text = f"raised {outcome['raised']}: {outcome['message']}"
             return f"{row['date']}  {_short(text, 100)}"
         case "decide":
-            return _short(row["verdict"])
+            return _decision(row["verdict"], "the call")
         case "solution":
             return _short(row["solution"])
         case "admit":
             return "streamed " + _short(row["call"])
         case "review":
-            verdict = row["verdict"]
-            return {"approve": "on_plan approved the plan",
-                    "reject": f"on_plan rejected the plan: {verdict.get('reason')}",
-                    }.get(verdict["verdict"], "on_plan edited the plan: "
-                          + _short(verdict.get("calls")))
+            return _decision(row["verdict"], "the plan")
         case "usage":
             usage = row["usage"]
             return f"tokens {usage['input_tokens']:,} in, {usage['output_tokens']:,} out"
@@ -238,6 +250,22 @@ def _detail(row: Mapping[str, Any]) -> str:
         case "resume":
             return f"at {row['at']}"
     return ""
+
+
+#: How ``history`` words each decision.
+_DECIDED = {"approve": "approved", "deny": "denied", "reject": "rejected",
+            "replace": "replaced", "edit": "edited"}
+
+
+def _decision(verdict: Mapping[str, Any], what: str) -> str:
+    """A decision (a call's approval, a plan's review): who made it, what it was, and why
+    (``on_plan`` or ``the approval hook`` when the row does not say who)."""
+    by = verdict.get("by") or ("on_plan" if what == "the plan" else "the approval hook")
+    text = f"{by} {_DECIDED.get(verdict['verdict'], verdict['verdict'])} {what}"
+    if verdict.get("reason"):
+        text += f": {verdict['reason']}"
+    changed = verdict.get("calls", verdict.get("call"))
+    return text + (f" -> {_short(changed)}" if changed is not None else "")
 
 
 def _short(value: Any, width: int = 60) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
@@ -36,6 +35,9 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.dask import add_dask_arguments, check_dask_options
+from obelisk.cli.dask import run_plan as dask_run
+from obelisk.cli.interrupt import EXIT_INTERRUPTED, Interrupts
 from obelisk.cli.mcp import activities_for, approval_for
 from obelisk.cli.render import render_notes, render_refusal, wheres
 from obelisk.cli.report import RunReport, render_report
@@ -107,6 +109,9 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(json_text(data, stream=out), file=out)
     else:
         render_report(RunReport.of(data), out)
+    if result.run.status == "cancelled":  # only Ctrl-C (or SIGTERM) cancels a dry run
+        print("interrupted", file=err)
+        return EXIT_INTERRUPTED
     return EXIT_FAILED if data["errors"] else EXIT_OK
 
 
@@ -118,8 +123,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable (optional "
                              "with --mcp: MCP tools need none)")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync",
-                        help=INTERPRETER_HELP)
+    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"], default="sync",
+                        help=INTERPRETER_HELP + "; dask: the activities run on a Dask "
+                             "cluster (see --dask-scheduler)")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
@@ -128,6 +134,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traceback", action="store_true",
                         help="show the Python traceback of every exception an activity raised")
     add_journal_arguments(parser)
+    add_dask_arguments(parser)
 
 
 def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,11 +178,12 @@ def open_journal(path: str, durability: str = "sync", *, create: bool = True,
 
 
 def _check_run_options(args: argparse.Namespace) -> None:
-    if args.interpreter != "asyncio" and (args.timeout is not None
-                                          or args.max_concurrency is not None):
+    check_dask_options(args)
+    if args.interpreter == "sync" and (args.timeout is not None
+                                       or args.max_concurrency is not None):
         # The sync interpreter runs one call at a time and cannot interrupt one: say so
         # rather than silently ignore the option.
-        raise InputError("--timeout and --max-concurrency need --interpreter asyncio")
+        raise InputError("--timeout and --max-concurrency need --interpreter asyncio (or dask)")
     if args.max_concurrency is not None and args.max_concurrency < 1:
         raise InputError("--max-concurrency must be at least 1")
     if args.timeout is not None and not args.timeout > 0:
@@ -198,29 +206,38 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILED
     display = Display.start(plan, pf.tools, out, err, approve=args.approve,
                             gate=approval_for(args, err, plan, pf.tools))
-    tracked = {name: display.exceptions.wrap(name, fn) for name, fn in activities.items()}
+    stops = Interrupts(err)
+    display.add(stops.observe)
+    tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
+               for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
         with gc_tuned(len(plan.nodes), freeze=True):
-            result = _run(args, plan, tracked, display, err)
+            result = _run(args, plan, tracked, display, stops)
     except BaseException:
         display.progress.close()
         raise
-    return finish_run(result, args.out, out, display, traceback=args.traceback)
+    code = finish_run(result, args.out, out, display, traceback=args.traceback)
+    return stops.exit_code(code, out)
 
 
 def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
-         display: Display, err: TextIO) -> RunResult:
-    """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time."""
+         display: Display, stops: Interrupts) -> RunResult:
+    """The run ``obelisk run`` asked for: journaled, on asyncio, or one call at a time;
+    Ctrl-C and SIGTERM stop it (:mod:`obelisk.cli.interrupt`)."""
     if args.journal:
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
-            return _run_journaled(args, plan, journal, tracked, display, err)
+            return _run_journaled(args, plan, journal, tracked, display, stops)
+    if args.interpreter == "dask":
+        return dask_run(args, plan, tracked, display.approve, display.observe)
     if args.interpreter == "asyncio":
-        return asyncio.run(run_async(plan, activities=tracked, approve=display.approve,
-                                     max_concurrency=args.max_concurrency,
-                                     timeout=args.timeout, observer=display.observe))
-    return run_sync(plan, activities=tracked, approve=display.approve,
-                    observer=display.observe)
+        return stops.run_async(lambda: run_async(
+            plan, activities=tracked, approve=display.approve,
+            max_concurrency=args.max_concurrency, timeout=args.timeout,
+            observer=display.observe))
+    with stops.sync():
+        return run_sync(plan, activities=tracked, approve=display.approve,
+                        observer=display.observe, stop=stops.stop)
 
 
 class Display:
@@ -251,6 +268,10 @@ class Display:
             observers.append(observe_ready)
         return cls(progress, hook, Exceptions(), observers)
 
+    def add(self, observer: Callable[[Any], None]) -> None:
+        """Pass the run's events to ``observer`` too."""
+        self._observers.append(observer)
+
     def observe(self, event: Any) -> None:
         """Pass one run event to every part of the display."""
         for observe in self._observers:
@@ -258,17 +279,23 @@ class Display:
 
 
 def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journal,
-                   activities: Mapping[str, Any], display: Display, err: TextIO) -> RunResult:
+                   activities: Mapping[str, Any], display: Display,
+                   stops: Interrupts) -> RunResult:
     run_id = args.run_id or uuid.uuid4().hex
-    print(f"journal: run {run_id} in {journal.name}", file=err)
+    print(f"journal: run {run_id} in {journal.name}", file=stops.err)
     try:
+        if args.interpreter == "dask":
+            return dask_run(args, plan, activities, display.approve, display.observe, journal,
+                            run_id)
         if args.interpreter == "asyncio":
-            return asyncio.run(run_durable_async(
+            return stops.run_async(lambda: run_durable_async(
                 plan, journal=journal, run_id=run_id, activities=activities,
                 approve=display.approve, max_concurrency=args.max_concurrency,
                 timeout=args.timeout, observer=display.observe))
-        return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
-                           approve=display.approve, observer=display.observe)
+        with stops.sync():
+            return run_durable(plan, journal=journal, run_id=run_id, activities=activities,
+                               approve=display.approve, observer=display.observe,
+                               stop=stops.stop)
     except JournalUnreadable as exc:
         raise InputError(str(exc)) from None
 

@@ -13,12 +13,8 @@ The display learns what the run does from the run's observer events (``Started``
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
-import subprocess
-import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -39,8 +35,8 @@ from obelisk import (
     replay_more,
     replay_open,
 )
+from obelisk.cli.review import review, reviewer
 from obelisk.cli.safe import inert, json_text
-from obelisk.jsonio import InputError, parse_json
 
 
 def console_for(stream: TextIO) -> Console:
@@ -200,7 +196,8 @@ class Exceptions:
 def terminal_approval(err: TextIO, plan: CompiledPlan | None = None,
                       tools: Sequence[Any] = ()) -> tuple[Callable[[dict[str, Any]], Any],
                                                           Callable[[Any], None]]:
-    """Ask at the terminal before each call: approve, deny (with a reason), or edit.
+    """Ask at the terminal before each call: approve, edit its parameters, or reject it
+    (with a reason), each verdict saying who made it (:mod:`obelisk.cli.review`).
 
     Returns the approval hook and an observer: the observer learns which node each ready
     call is (``Started`` comes before the hook is asked), so the prompt shows the call's
@@ -208,6 +205,7 @@ def terminal_approval(err: TextIO, plan: CompiledPlan | None = None,
     parameters.
     """
     descriptions = _descriptions(tools)
+    who = reviewer()
     pending: list[tuple[int, dict[str, Any]]] = []
     console = console_for(err)
 
@@ -238,22 +236,11 @@ def terminal_approval(err: TextIO, plan: CompiledPlan | None = None,
                           Text(inert(str(call["_outputPath"]))))
         if table.row_count:
             console.print(table)
-        print(json_text({k: v for k, v in call.items() if not k.startswith("_")}, stream=err),
-              file=err)
-        while True:
-            answer = _prompt(err, "[a]pprove, [d]eny, [e]dit parameters? ")
-            if not answer:
-                return Deny("no answer (end of input)")
-            choice = answer.strip().lower()[:1]
-            if choice in ("a", "y"):
-                return Approve()
-            if choice in ("d", "n"):
-                return Deny(_whole_characters(_prompt(err, "reason: ").strip())
-                            or "denied at the terminal")
-            if choice == "e":
-                params = _edit(call, err)
-                if params is not None:
-                    return Replace(params)
+        params = {k: v for k, v in call.items() if not k.startswith("_")}
+        print(json_text(params, stream=err), file=err)
+        return review(err, "[a]pprove, [e]dit, [r]eject? ", (params, "new parameters", dict),
+                      (lambda: Approve(by=who), lambda edited: Replace(edited, by=who),
+                       lambda reason: Deny(reason, by=who)), rejected="denied at the terminal")
 
     return ask, observe
 
@@ -268,58 +255,6 @@ def _descriptions(tools: Sequence[Any]) -> dict[str, str]:
         if isinstance(name, str) and isinstance(tool.get("description"), str):
             found[name] = tool["description"]
     return found
-
-
-def _edit(call: dict[str, Any], err: TextIO) -> dict[str, Any] | None:
-    """The edited parameters: in ``$VISUAL`` or ``$EDITOR`` when both ends are a terminal,
-    else (or when the editor fails) typed as one line of JSON."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if editor and sys.stdin.isatty() and err.isatty():
-        params = {k: v for k, v in call.items() if not k.startswith("_")}
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
-                                         encoding="utf-8") as handle:
-            handle.write(json_text(params) + "\n")
-            path = handle.name
-        try:
-            # The editor is the user's own command line (as git runs it): through the shell.
-            if subprocess.call(f'{editor} "{path}"', shell=True) == 0:  # noqa: S602
-                with open(path, encoding="utf-8") as edited:
-                    return _edited_parameters(edited.read(), err)
-            print("the editor failed; type the parameters instead", file=err)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-    return _edited_parameters(_prompt(err, "new parameters as one line of JSON: "), err)
-
-
-def _prompt(err: TextIO, question: str) -> str:
-    # Read standard input at the time of asking: tests (and pipes) replace sys.stdin.
-    err.write(question)
-    err.flush()
-    return sys.stdin.readline()
-
-
-def _whole_characters(text: str) -> str:
-    """``text`` with each lone surrogate (bytes typed that were not UTF-8, as Python reads
-    them from a terminal in the C locale) replaced by U+FFFD: the context holds text."""
-    try:  # the bytes as typed, so each one that is not UTF-8 becomes one U+FFFD
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
-
-
-def _edited_parameters(text: str, err: TextIO) -> dict[str, Any] | None:
-    """The edited parameters, or None (after saying why) to ask again."""
-    try:
-        params = parse_json(text, "the edited parameters")
-    except InputError as exc:  # not JSON, or a lone surrogate ("\ud800"): ask again
-        print(exc.render(inert), file=err)
-        return None
-    if not isinstance(params, dict):
-        print("the parameters must be a JSON object", file=err)
-        return None
-    return params
 
 
 __all__ = ["Exceptions", "Progress", "console_for", "terminal_approval"]

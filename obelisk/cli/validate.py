@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from obelisk import (
     Diagnostic,
+    ObeliskError,
     ToolError,
     ToolRegistry,
     __version__,
@@ -139,11 +140,14 @@ def _no_plan_inputs(args: argparse.Namespace, path: str) -> None:
 
 
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
-    """FILE and ``--format mermaid|dot|json``."""
+    """FILE, ``--format mermaid|dot|svg|json`` and ``--no-legend``."""
     add_plan_file(parser)
-    parser.add_argument("--format", choices=["mermaid", "dot", "json"], default="mermaid",
-                        help="mermaid (default, renders in Markdown), dot (Graphviz) or json "
-                             "(nodes and edges)")
+    parser.add_argument("--format", choices=["mermaid", "dot", "svg", "json"],
+                        default="mermaid",
+                        help="mermaid (default), dot (Graphviz), svg (drawn by Graphviz's "
+                             "dot, which must be installed) or json")
+    parser.add_argument("--no-legend", action="store_true",
+                        help="leave out the legend (mermaid, dot and svg)")
     add_inputs(parser)
 
 
@@ -151,23 +155,56 @@ def graph(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the dataflow graph, even of an invalid plan (with a note on stderr)."""
     pf = read_inputs(args.file, args, err)
     plan = compile_file(pf)
+    legend = not args.no_legend
     # Labels quote tool names and expressions: each line of the graph is made inert.
-    if args.format == "dot":
-        text = plan.to_dot()
-    elif args.format == "json":
+    kind = "dot" if args.format == "svg" else args.format  # svg: DOT, drawn by dot
+    if kind == "dot":
+        text = plan.to_dot(legend)
+    elif kind == "json":
         text = json_text(plan.to_json(), stream=out) + "\n"
     else:
-        text = plan.to_mermaid()
+        text = plan.to_mermaid(legend)
     if getattr(args, "mcp_servers", None) is not None:  # MCP calls marked read-only...
         from obelisk.cli.mcp import mark_graph
 
-        text = mark_graph(text, args.format, plan, args)
-    out.write(text if args.format == "json" else inert_lines(text))
+        text = mark_graph(text, kind, plan, args)
+    if args.format == "svg":
+        out.write(draw_svg(inert_lines(text)))
+    else:
+        out.write(text if kind == "json" else inert_lines(text))
     render_notes(input_notes(pf), pf, err)  # on stderr: the graph on stdout stays clean
     if not plan.ok:
         print(f"note: the plan has errors ({summary(plan.diagnostics)}); "
               f"see obelisk validate {inert(args.file)}", file=err)
     return EXIT_OK
+
+
+#: How long Graphviz may take to draw a plan's graph.
+DOT_TIMEOUT = 120
+
+
+def draw_svg(dot_text: str) -> str:
+    """``dot_text`` drawn as SVG by Graphviz's ``dot``. Raises :class:`InputError` when
+    ``dot`` is not installed, :class:`ObeliskError` when it fails."""
+    import shutil
+    import subprocess
+
+    dot = shutil.which("dot")
+    if dot is None:
+        raise InputError("--format svg draws the graph with Graphviz's dot program, which "
+                         "is not on PATH: install Graphviz (Debian and Ubuntu: apt install "
+                         "graphviz; macOS: brew install graphviz), or print --format dot "
+                         "or --format mermaid instead")
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=dot_text.encode("utf-8"),
+                              capture_output=True, timeout=DOT_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        raise ObeliskError(f"Graphviz's dot did not draw the graph in {DOT_TIMEOUT} s; "
+                           "print --format dot and draw it yourself") from None
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        raise ObeliskError(f"Graphviz's dot ({dot}) could not draw the graph: {why}")
+    return done.stdout.decode("utf-8")
 
 
 def add_schema_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from obelisk.agent.hooks import ApprovePlan, EditPlan, PlanVerdict, RejectPlan
 from obelisk.core.context import Context
-from obelisk.journal.codec import digest_of, dumps
+from obelisk.journal.codec import decided_by, digest_of, dumps, said
 from obelisk.journal.store import JournalUnreadable, Record, RecordKind, end_status
 from obelisk.llm.base import Usage
 
@@ -37,25 +37,28 @@ def usage_of(data: Any) -> Usage:
 
 
 def review_data(verdict: PlanVerdict) -> dict[str, Any]:
-    """``on_plan``'s verdict as a REVIEW row's JSON."""
-    if isinstance(verdict, EditPlan):
-        return {"verdict": "edit", "calls": list(verdict.calls)}
+    """``on_plan``'s verdict as a REVIEW row's JSON, with who made it and why."""
     if isinstance(verdict, RejectPlan):
-        return {"verdict": "reject", "reason": verdict.reason}
-    return {"verdict": "approve"}
+        return decided_by({"verdict": "reject", "reason": verdict.reason}, verdict.by, None)
+    if isinstance(verdict, EditPlan):
+        data: dict[str, Any] = {"verdict": "edit", "calls": list(verdict.calls)}
+    else:
+        data = {"verdict": "approve"}
+    return decided_by(data, verdict.by, verdict.reason)
 
 
 def review_of(data: Mapping[str, Any]) -> PlanVerdict:
     """The verdict a REVIEW row's JSON records (ValueError for another shape)."""
     if not isinstance(data, dict):
         raise ValueError(f"a review row holds {type(data).__name__}, not an object")
+    by = said(data, "by")
     match data["verdict"]:
         case "approve":
-            return ApprovePlan()
+            return ApprovePlan(by=by, reason=said(data, "reason"))
         case "edit" if isinstance(data["calls"], list):
-            return EditPlan(list(data["calls"]))
+            return EditPlan(list(data["calls"]), by=by, reason=said(data, "reason"))
         case "reject":
-            return RejectPlan(str(data["reason"]))
+            return RejectPlan(str(data["reason"]), by=by)
     raise ValueError(f"unknown plan verdict {data['verdict']!r}")
 
 

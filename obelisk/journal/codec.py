@@ -145,12 +145,32 @@ def encode(event: RunEvent, plan: CompiledPlan) -> tuple[RecordKind, int | None,
 def _verdict(verdict: Verdict) -> dict[str, Any]:
     match verdict:
         case Approve():
-            return {"verdict": "approve"}
+            data: dict[str, Any] = {"verdict": "approve"}
         case Deny(reason=reason):
-            return {"verdict": "deny", "reason": reason}
+            data = {"verdict": "deny", "reason": reason}
         case Replace(call=call):
-            return {"verdict": "replace", "call": dict(call)}
-    raise TypeError(f"not a verdict: {verdict!r}")  # pragma: no cover
+            data = {"verdict": "replace", "call": dict(call)}
+        case _:  # pragma: no cover
+            raise TypeError(f"not a verdict: {verdict!r}")
+    return decided_by(data, verdict.by, None if isinstance(verdict, Deny) else verdict.reason)
+
+
+def decided_by(data: dict[str, Any], by: str | None, reason: str | None) -> dict[str, Any]:
+    """A decision's row with who made it and why, when said (rows of runs recorded before
+    a decision said so have neither)."""
+    if by is not None:
+        data["by"] = by
+    if reason is not None:
+        data["reason"] = reason
+    return data
+
+
+def said(data: Mapping[str, Any], key: str) -> str | None:
+    """A decision row's optional ``by`` or ``reason`` (ValueError when it is not text)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"a decision's {key!r} is not text")
+    return value
 
 
 def decode(records: Iterable[Record], where: str) -> list[RunEvent]:
@@ -238,11 +258,12 @@ def verdict_of(data: Mapping[str, Any]) -> Verdict:
     """The verdict a DECIDE row's data records (ValueError for another shape)."""
     if not isinstance(data, dict):
         raise ValueError(f"a decide row holds {type(data).__name__}, not an object")
+    by = said(data, "by")
     match data["verdict"]:
         case "approve":
-            return Approve()
+            return Approve(by=by, reason=said(data, "reason"))
         case "deny" if isinstance(data["reason"], str):
-            return Deny(data["reason"])
+            return Deny(data["reason"], by=by)
         case "replace" if isinstance(data["call"], dict):
-            return Replace(data["call"])
+            return Replace(data["call"], by=by, reason=said(data, "reason"))
     raise ValueError(f"unknown verdict {data['verdict']!r}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from obelisk.compiler.nodes import CompiledPlan
-from obelisk.interpreters.events import RunEvent, Started
+from obelisk.interpreters.events import RunEvent, Started, Waiting
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.codec import dumps, encode
 from obelisk.journal.store import Durability, Record, RecordKind
@@ -174,9 +174,11 @@ class RunRecorder:
 
     # -- what the run tells ------------------------------------------------------------
 
-    def __call__(self, event: RunEvent) -> None:
+    def __call__(self, event: RunEvent | Waiting) -> None:
         if self._last is _START and type(event) is Started:
             return  # before encoding it: most Started events are not written (see below)
+        if isinstance(event, Waiting):
+            return  # a notice, no run event: nothing to replay
         kind, node, data = encode(event, self.plan)
         if kind is _FINISH:
             self.running.discard(node)

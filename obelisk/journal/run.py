@@ -25,6 +25,7 @@ from obelisk.compiler.tools import ToolRegistry
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import async_activity_invoker, drive_async
+from obelisk.interpreters.cancel import Stop
 from obelisk.interpreters.common import Observer, clock_of, prepare, traced
 from obelisk.interpreters.machine import refuse
 from obelisk.interpreters.replaying import Replayed
@@ -127,13 +128,14 @@ def _traced(session: Session, trace: bool | None,
 def _drive(session: Session, plan: CompiledPlan, context: Context,
            activities: Mapping[str, Activity] | None, approve: Approval | None,
            latent: Activity | None, clock: Callable[[], Any] | None,
-           watch: Observer | None = None, trace: bool | None = None) -> RunResult:
+           watch: Observer | None = None, trace: bool | None = None,
+           stop: Stop | None = None) -> RunResult:
     invoke = sync_invoker(activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
     try:
         result = drive_sync(plan, context, invoke, approve, clock_of(clock),
-                            watched(session, watch), resume=replayed, trace=keep)
+                            watched(session, watch), resume=replayed, trace=keep, stop=stop)
     finally:
         _finish(session, result)
     return result
@@ -186,9 +188,11 @@ def run_durable(
     instances: bool = False,
     observer: Observer | None = None,
     trace: bool | None = None,
+    stop: Stop | None = None,
 ) -> RunResult:
     """:func:`obelisk.run_sync`, recorded in ``journal`` under ``run_id`` (a new id when
-    None; the id is ``result`` 's ``journal_run`` in the journal's runs).
+    None; the id is ``result`` 's ``journal_run`` in the journal's runs). ``stop`` as for
+    ``run_sync``: a call that finishes after it is set is recorded with its outcome.
 
     ``trace``: record the run's trace, as for ``run_sync``; None records it when
     ``observer`` is given (the journal's own recorder does not count).
@@ -201,7 +205,8 @@ def run_durable(
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx,
                             plan_options(compiled, approve, "sync", None, None))
-    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace)
+    return _drive(session, compiled, ctx, activities, approve, latent, clock, observer, trace,
+                  stop)
 
 
 async def run_durable_async(
@@ -220,11 +225,14 @@ async def run_durable_async(
     instances: bool = False,
     observer: Observer | None = None,
     trace: bool | None = None,
+    interpreter: str = "asyncio",
 ) -> RunResult:
-    """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`)."""
+    """:func:`obelisk.run_async`, recorded in ``journal`` (see :func:`run_durable`).
+    ``interpreter`` is the name the run's header records (``obelisk.run_dask`` records
+    ``dask``: its activities send their calls to a cluster)."""
     compiled, ctx = prepare(plan, context, tools, instances)
     session = _open_session(journal, run_id, compiled, ctx, plan_options(
-        compiled, approve, "asyncio", max_concurrency, timeout))
+        compiled, approve, interpreter, max_concurrency, timeout))
     return await _drive_async(session, compiled, ctx, activities, approve, latent, clock,
                               max_concurrency, timeout, observer, trace)
 
@@ -259,8 +267,8 @@ def recorded(journal: Journal, run_id: str | None = None) -> Recorded:
 
 
 def _resumable(journal: Journal, run_id: str | None, approve: Approval | None,
-               take_over: bool) -> tuple[Recorded, Session]:
-    run = recorded(journal, run_id)
+               take_over: bool, run: Recorded | None = None) -> tuple[Recorded, Session]:
+    run = run if run is not None else recorded(journal, run_id)
     if bool(run.options.get("approvals")) != (approve is not None):
         asked = "with" if run.options.get("approvals") else "without"
         raise JournalUnreadable(
@@ -275,15 +283,24 @@ def resume_plan(journal: Journal, run_id: str | None = None, *,
                 approve: Approval | None = None, latent: Activity | None = None,
                 clock: Callable[[], Any] | None = None, interpreter: str | None = None,
                 max_concurrency: int | None = None, timeout: float | None = None,
-                observer: Observer | None = None, take_over: bool = False) -> RunResult:
+                observer: Observer | None = None, take_over: bool = False,
+                stop: Stop | None = None) -> RunResult:
     """Continue the plan's run ``run_id`` (None: the newest): see
-    :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one."""
-    run, session = _resumable(journal, run_id, approve, take_over)
+    :func:`obelisk.journal.resume`. ``interpreter`` defaults to the recorded one;
+    ``stop`` as for ``run_sync`` (the sync interpreter)."""
+    run = recorded(journal, run_id)
     chosen = interpreter or run.options.get("interpreter", "sync")
+    if chosen == "dask":  # refused before the run is claimed
+        raise JournalUnreadable(
+            f"{journal.name}: run {run.header.run_id!r} was recorded with the Dask "
+            "interpreter: resume it with obelisk.dask.resume_dask (--interpreter dask on the "
+            "command line), or with interpreter='asyncio' to run the rest in this process")
+    run, session = _resumable(journal, run.header.run_id, approve, take_over, run)
     if chosen == "asyncio":
         return asyncio.run(_drive_async(session, run.plan, run.context, activities, approve,
                                         latent, clock, max_concurrency, timeout, observer))
-    return _drive(session, run.plan, run.context, activities, approve, latent, clock, observer)
+    return _drive(session, run.plan, run.context, activities, approve, latent, clock, observer,
+                  stop=stop)
 
 
 async def resume_async(journal: Journal, run_id: str | None = None, *,

@@ -37,8 +37,13 @@ AT_MOST_ONCE = "x-obelisk-at-most-once"
 
 def at_most_once(tool: Tool | None) -> bool:
     """True when the tool's schema says ``"x-obelisk-at-most-once": true``."""
-    schema = tool.schema if tool is not None else None
-    return isinstance(schema, PMap) and schema.get(AT_MOST_ONCE) is True
+    return at_most_once_schema(tool.schema if tool is not None else None)
+
+
+def at_most_once_schema(schema: Any) -> bool:
+    """:func:`at_most_once` of a tool's schema, frozen or as plain JSON (what an activity
+    is handed)."""
+    return isinstance(schema, (PMap, dict)) and schema.get(AT_MOST_ONCE) is True
 
 
 @frozen

@@ -42,7 +42,7 @@ class StreamTick:
                     calls.append(json.loads(record.data or ""))
                     self.steps.append(("admit", calls[-1]))
                 elif record.kind is RecordKind.SOLUTION:
-                    self.steps.append(("close", json.loads(record.data or "")["output"]))
+                    self.steps.append(("close", json.loads(record.data or "")))
                 elif record.kind is RecordKind.INVOKE and record.node is not None:
                     invoked.add(record.node)
                 else:

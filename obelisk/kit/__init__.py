@@ -5,7 +5,10 @@
 - ``server``: ``obelisk adapter``, obelisk speaking the protocol on stdin/stdout;
 - ``client``: ``AdapterClient``, obelisk's side, talking to an adapter subprocess;
 - ``pack``: the vector pack shipped in the package, its JSON Schema, ``--export``;
-- ``strategies`` and ``fuzz``: hypothesis strategies and ``obelisk fuzz`` (these two need
-  hypothesis, the ``obelisk[testing]`` extra; nothing else here imports it);
+- ``strategies``, ``planstrategies`` and ``fuzz``: hypothesis strategies and ``obelisk
+  fuzz`` (these need hypothesis, the ``obelisk[testing]`` extra; nothing else here
+  imports it); ``difference``: what the fuzzer compares, and how a difference is made
+  minimal;
+- ``pytest_plugin``: ``pytest --obelisk-against 'CMD'``, each vector as a test;
 - ``cli``: the commands.
 """

@@ -30,12 +30,12 @@ from obelisk.kit.judge import (
 from obelisk.kit.protocol import Op
 
 __all__ = [
-    "Local", "Outcome", "Verdict", "check_vector", "find_vector_files", "judge",
-    "load_vectors", "needed_ops", "run",
+    "Entry", "Local", "Outcome", "Verdict", "check_entry", "check_vector", "entries",
+    "find_vector_files", "judge", "load_vectors", "needed_ops", "run",
 ]
 
 AGENT_FIELDS = frozenset({"output_schema", "mode", "max_ticks", "solutions", "latent",
-                          "requests", "max_delegate_depth"})
+                          "requests", "max_delegate_depth", "reviews"})
 VECTOR_FIELDS = frozenset(
     {"id", "description", "context", "tools", "cases", "plan", "instances", "mocks", "expect"}
 )
@@ -179,33 +179,60 @@ def _judge_plain(vector: Mapping[str, Any], raw_context: list[Any],
     return problems
 
 
-def run(paths: Sequence[str], interpreter: str = "sync",
-        implementation: Implementation | None = None) -> tuple[list[Outcome], list[str]]:
-    """Check every vector under ``paths`` on ``implementation`` (obelisk itself in process
-    when None). Returns outcomes and unreadable-file problems."""
-    implementation = implementation or Local(interpreter)
-    outcomes: list[Outcome] = []
+@frozen
+class Entry:
+    """One vector of a vector file, as read: its name (its id, or where it is when it has
+    none), its source, the vector, and what stops it from being judged at all: the file
+    could not be read (``unreadable``), or an earlier vector has its id (``duplicate_of``)."""
+
+    name: str
+    source: str
+    vector: Any = None
+    unreadable: str | None = None
+    duplicate_of: str | None = None
+
+
+def entries(paths: Sequence[str]) -> Iterator[Entry]:
+    """Every vector under ``paths``, in order; a file that cannot be read is one entry."""
     seen: dict[str, str] = {}
     for path in find_vector_files(paths):
         try:
             vectors = load_vectors(path)
         except InputError as exc:
-            outcomes.append(Outcome(id=path, source=path, problems=(str(exc),)))
+            yield Entry(name=path, source=path, unreadable=str(exc))
             continue
         for vector, source in vectors:
             vid = vector.get("id") if isinstance(vector, Mapping) else None
             name = vid if isinstance(vid, str) and vid else source
-            unsupported: tuple[str, ...] = ()
-            try:
-                verdict = judge(vector, implementation)
-                problems, unsupported = list(verdict.problems), verdict.unsupported
-            except Exception as exc:  # a vector never stops the others, whatever it holds
-                problems = [f"the runner could not check this vector ({type(exc).__name__}: "
-                            f"{exc}); this is a bug in obelisk or a vector shape it does "
-                            "not recognise"]
-            if name in seen:
-                problems = [f"duplicate id (also in {seen[name]})", *problems]
+            yield Entry(name, source, vector, duplicate_of=seen.get(name))
             seen.setdefault(name, source)
-            outcomes.append(Outcome(id=name, source=source, problems=tuple(problems),
-                                    unsupported=unsupported))
+
+
+def check_entry(entry: Entry, implementation: Implementation) -> Verdict:
+    """How ``entry`` fares on ``implementation``; never raises: whatever a vector holds,
+    the others are still judged."""
+    if entry.unreadable is not None:
+        return Verdict((entry.unreadable,))
+    try:
+        verdict = judge(entry.vector, implementation)
+    except Exception as exc:  # a vector never stops the others, whatever it holds
+        verdict = Verdict((f"the runner could not check this vector ({type(exc).__name__}: "
+                           f"{exc}); this is a bug in obelisk or a vector shape it does "
+                           "not recognise",))
+    if entry.duplicate_of is not None:
+        return Verdict((f"duplicate id (also in {entry.duplicate_of})", *verdict.problems),
+                       verdict.unsupported)
+    return verdict
+
+
+def run(paths: Sequence[str], interpreter: str = "sync",
+        implementation: Implementation | None = None) -> tuple[list[Outcome], list[str]]:
+    """Check every vector under ``paths`` on ``implementation`` (obelisk itself in process
+    when None). Returns outcomes and unreadable-file problems."""
+    implementation = implementation or Local(interpreter)
+    outcomes = []
+    for entry in entries(paths):
+        verdict = check_entry(entry, implementation)
+        outcomes.append(Outcome(id=entry.name, source=entry.source, problems=verdict.problems,
+                                unsupported=verdict.unsupported))
     return outcomes, []

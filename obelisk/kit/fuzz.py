@@ -7,9 +7,11 @@ process) and the adapter, and compares what the protocol fixes:
 - ``check``: the error-severity diagnostics with a known code, as ``(code, call, calls)``;
 - ``run``: every call's outcome, the errors as ``(call, instance, type)``, the final views.
 
-At the first difference hypothesis shrinks the case (``hypothesis.find``) to a minimal
-one, which is printed as a conformance vector whose expectation is obelisk's answer, with
-the adapter's answer in its ``description``. The same seed gives the same cases.
+At the first difference hypothesis shrinks the case (``hypothesis.find``), then
+:mod:`obelisk.kit.difference` takes out every call, message and member the difference
+does not need. The minimal case is printed as a conformance vector whose expectation is
+obelisk's answer, with the adapter's answer in its ``description``. The same seed gives
+the same cases.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from obelisk.kit import local
-from obelisk.kit.judge import Implementation, json_equal
-from obelisk.kit.protocol import Op, failure_of
-from obelisk.kit.strategies import plans, resolve_cases
+from obelisk.kit.difference import ask_safely, compare, prune, simplify
+from obelisk.kit.judge import Implementation
+from obelisk.kit.planstrategies import plans
+from obelisk.kit.protocol import Op
+from obelisk.kit.strategies import resolve_cases
 
 FUZZ_OPS = ("resolve", "check", "run")
 #: Examples drawn per op unless ``--examples`` says otherwise.
@@ -38,11 +42,6 @@ DEFAULT_EXAMPLES = 300
 #: At most this many cases are tried while shrinking a difference (a count, not a time,
 #: so that the same seed still gives the same vector).
 SHRINK_BUDGET = 500
-#: The codes a ``check`` comparison looks at (an implementation may report more).
-CODES = frozenset({
-    "syntax", "unknown-tool", "param-schema", "invalid-output-method", "invalid-output-target",
-    "dangling-reference", "cycle", "unknown-field", "invalid-scope", "type-mismatch",
-    "write-race", "unreachable", "scope-race", "external-reference"})
 
 
 # -- cases and requests -------------------------------------------------------------------
@@ -60,56 +59,6 @@ def cases(op: str) -> st.SearchStrategy[dict[str, Any]]:
     return plans().map(lambda p: {
         "op": "run", "context": p["context"], "tools": None, "plan": p["plan"],
         "mocks": p["mocks"], "instances": p["instances"]})
-
-
-# -- what is compared ------------------------------------------------------------------------
-
-
-def essence(op: str, response: Mapping[str, Any]) -> Any:
-    """What the comparison looks at in a response to an ``op`` request."""
-    failure = failure_of(response)
-    if failure is not None:
-        return ("failure", failure)
-    if op == "resolve":
-        if "error" in response:
-            return ("error", response["error"])
-        if "missing" in response:
-            return ("missing",)
-        return ("value", response["value"])
-    # (code, call, calls); a diagnostic of the whole plan (call null) sorts first.
-    diagnostics = sorted(
-        ([d["code"], d.get("call"), sorted(d.get("calls", []))]
-         for d in response.get("diagnostics", [])
-         if d.get("severity") == "error" and d.get("code") in CODES),
-        key=lambda d: (d[1] is not None, d[1] or 0, d[0], d[2]))
-    if op == "check":
-        return ("diagnostics", _unique(diagnostics))
-    calls = sorted((c["call"], c.get("instance") or "", c["outcome"], c.get("error") or "")
-                   for c in response["calls"])
-    return ("run", response.get("status") == "invalid", [list(c) for c in calls],
-            response["views"])
-
-
-def _unique(items: list[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return out
-
-
-def differ(op: str, ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
-    """Whether the adapter's answer differs from obelisk's in what ``op`` compares."""
-    return not json_equal(_plain(essence(op, ours)), _plain(essence(op, theirs)))
-
-
-def _plain(value: Any) -> Any:
-    """Tuples as lists, so that the comparison is JSON equality."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -130,16 +79,6 @@ class Difference:
     def vector(self) -> dict[str, Any]:
         """The case as a conformance vector: the expectation is obelisk's answer."""
         return vector_of(self)
-
-
-def ask_safely(adapter: Implementation, request: Mapping[str, Any]) -> dict[str, Any]:
-    """The adapter's answer, or ``{"failure": ...}`` when it gave none (a crash, a hang)."""
-    from obelisk import ObeliskError
-
-    try:
-        return adapter.ask(request)
-    except ObeliskError as exc:
-        return {"failure": f"no answer: {exc}"}
 
 
 def search(adapter: Implementation, op: str, examples: int = DEFAULT_EXAMPLES, seed: int = 0,
@@ -173,42 +112,9 @@ def search(adapter: Implementation, op: str, examples: int = DEFAULT_EXAMPLES, s
         minimal = find(cases(op), disagrees, settings=config, random=random.Random(seed))
     except NoSuchExample:
         return None
-    minimal = prune(adapter, op, minimal)
+    minimal = simplify(adapter, op, prune(adapter, op, minimal))
     return Difference(op, minimal, local.answer(minimal), ask_safely(adapter, minimal),
                       first[0], seed)
-
-
-def compare(adapter: Implementation, op: str, request: dict[str, Any]) -> bool:
-    """Whether the adapter and obelisk disagree on ``request`` (False when obelisk has no
-    answer to compare with, or, for ``run``, when the plan is invalid: check covers it)."""
-    ours = local.answer(request)
-    if failure_of(ours) is not None:
-        return False
-    if op == "run" and ours.get("status") == "invalid":
-        return False
-    return differ(op, ours, ask_safely(adapter, request))
-
-
-def prune(adapter: Implementation, op: str, request: dict[str, Any]) -> dict[str, Any]:
-    """``request`` less every call and context message that the difference does not need.
-
-    Hypothesis's shrinker works on the choices that drew the case; removing a whole call
-    from the middle of a plan is a move it rarely finds within the budget. This pass
-    tries exactly those removals, one at a time, keeping each that keeps the difference.
-    """
-    for field in ("plan", "context"):
-        index = 0
-        while index < len(request.get(field, [])):
-            items = request[field]
-            candidate = {**request, field: items[:index] + items[index + 1:]}
-            if field == "plan" and "mocks" in request:
-                tools = {c.get("_tool") for c in candidate["plan"] if isinstance(c, dict)}
-                candidate["mocks"] = {t: m for t, m in request["mocks"].items() if t in tools}
-            if compare(adapter, op, candidate):
-                request = candidate
-            else:
-                index += 1
-    return request
 
 
 # -- from a difference to a vector -----------------------------------------------------------

@@ -11,8 +11,10 @@ from typing import Any, Protocol
 from obelisk import Context
 from obelisk.jsonio import InputError, dumps
 from obelisk.kit import local
-from obelisk.kit.protocol import Op, failure_of
+from obelisk.kit.protocol import Op, failure_of, review_problems
 
+#: What a ``{"failure": ""}`` answer fails with (an empty problem would read as nothing).
+_NO_MESSAGE = 'the implementation answered {"failure": ""}: no answer, and no message'
 CASE_FIELDS = frozenset({"ref", "instance", "value", "missing", "error"})
 CASE_ERRORS = frozenset({"syntax", "write"})
 
@@ -59,7 +61,7 @@ def judge_case(case: Mapping[str, Any], response: Mapping[str, Any]) -> list[str
     ref, instance = case["ref"], case.get("instance")
     failure = failure_of(response)
     if failure is not None:
-        return [f"{ref}: no answer: {failure}"]
+        return [f"{ref}: no answer: {failure or _NO_MESSAGE}"]
     detail = ""
     got: tuple[str, Any]
     if "error" in response:
@@ -134,16 +136,14 @@ def _diagnostic_problems(expect: Mapping[str, Any],
             problems.append(f"expect.not_reported: {bad}")
         for d in found:
             if not bad and _matches(matcher, d):
-                problems.append(f"diagnostic {d['code']} at call {d.get('call')} "
-                                f"{d.get('pointer')} matches not_reported "
+                problems.append(f"diagnostic {_described(d)} matches not_reported "
                                 f"{dumps(matcher, indent=None)}: {d.get('message', '')}")
     if expect.get("only_listed_errors", True):
         listed = expect.get("diagnostics", [])
         for d in found:
             if d["severity"] == "error" and not any(_matches(m, d) for m in listed
                                                      if not _bad_matcher(m)):
-                problems.append(f"unexpected error {d['code']} at call {d.get('call')} "
-                                f"{d.get('pointer') or ''}: {d.get('message', '')}")
+                problems.append(f"unexpected error {_described(d)}: {d.get('message', '')}")
     return problems
 
 
@@ -176,7 +176,7 @@ def check_plan(vector: Mapping[str, Any], implementation: Implementation) -> lis
     response = implementation.ask(request)
     failure = failure_of(response)
     if failure is not None:
-        return [failure]
+        return [failure or _NO_MESSAGE]
     found: list[Mapping[str, Any]] = list(response.get("diagnostics", []))
     problems = _diagnostic_problems(expect, found)
     if not wants_run:
@@ -235,6 +235,7 @@ def agent_problems(vector: Mapping[str, Any]) -> list[str]:
     latent = vector.get("latent", {})
     if not isinstance(latent, Mapping) or not all(isinstance(v, list) for v in latent.values()):
         problems.append('"latent" must map tool names to arrays of answers')
+    problems += review_problems(vector.get("reviews", []))
     expect = vector.get("expect")
     if not isinstance(expect, Mapping):
         return [*problems, 'an agent vector needs an "expect" object']
@@ -262,13 +263,13 @@ def judge_agent(vector: Mapping[str, Any], implementation: Implementation) -> li
                "mode": vector.get("mode", "eager"), "max_ticks": vector.get("max_ticks", 25),
                "solutions": vector.get("solutions"), "latent": vector.get("latent", {}),
                "mocks": vector.get("mocks", {})}
-    for key in ("requests", "max_delegate_depth"):  # delegates: sent only when given
+    for key in ("requests", "max_delegate_depth", "reviews"):  # sent only when given
         if key in vector:
             request[key] = vector[key]
     response = implementation.ask(request)
     failure = failure_of(response)
     if failure is not None:
-        return [failure]
+        return [failure or _NO_MESSAGE]
     problems = []
     for key in ("status", "ticks", "output"):
         if key in expect and not json_equal(expect[key], response.get(key)):
@@ -356,8 +357,17 @@ def _matches(matcher: Mapping[str, Any], found: Mapping[str, Any]) -> bool:
 def _found_text(found: Sequence[Mapping[str, Any]]) -> str:
     if not found:
         return " (no diagnostics were reported)"
-    return " (reported: " + "; ".join(
-        f"{d['code']} call {d['call']} {d['pointer']}".strip() for d in found[:6]) + ")"
+    return " (reported: " + "; ".join(_described(d) for d in found[:6]) + ")"
+
+
+def _described(diagnostic: Mapping[str, Any]) -> str:
+    """A reported diagnostic's code and place, saying which of ``call`` and ``pointer``
+    the answer left out (the protocol lets it: a diagnostic of the whole plan has none)."""
+    call, pointer = diagnostic.get("call"), diagnostic.get("pointer")
+    if call is None and pointer is None:
+        return f"{diagnostic['code']} (no call, no pointer)"
+    where = f"at call {call}" if call is not None else "(no call) at"
+    return f"{diagnostic['code']} {where} {pointer if pointer is not None else '(no pointer)'}"
 
 
 def _show(outcome: tuple[str, Any]) -> str:

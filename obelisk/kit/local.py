@@ -122,11 +122,12 @@ def answer_run(plan: CompiledPlan, context: Context, mocks: Mapping[str, Any],
     return out
 
 
-def answer_agent(request: Mapping[str, Any]) -> dict[str, Any]:
+def answer_agent(request: Mapping[str, Any], *, stream: bool = False) -> dict[str, Any]:
     """The ``agent`` answer: the loop run with a scripted LLM answering ``solutions`` (and
     latent sub-requests from ``latent``, per tool), each tick's plan a dry run with
     ``mocks``: ``{status, ticks, output, views, errors}``. (The loop runs each tick under
-    the asyncio interpreter whatever ``obelisk adapter --interpreter`` says.)"""
+    the asyncio interpreter whatever ``obelisk adapter --interpreter`` says; ``stream``
+    streams each eager tick, which must give the same answer.)"""
     from obelisk import ScriptedLLM, run_agent_sync, views
 
     latent: Mapping[str, Any] = request.get("latent") or {}
@@ -140,12 +141,34 @@ def answer_agent(request: Mapping[str, Any]) -> dict[str, Any]:
                 tools=request.get("tools") or (), output_schema=request.get("output_schema"),
                 mode=request.get("mode"), max_ticks=request.get("max_ticks") or 25,
                 mocks=mocks, latent_tools=latent.keys(), delegate_root=root,
-                max_delegate_depth=request.get("max_delegate_depth", 8))
+                max_delegate_depth=request.get("max_delegate_depth", 8), stream=stream,
+                on_plan=reviewer(request.get("reviews")))
         except (MessageError, ToolError, MockError, PlanError, InputError) as exc:
             return {"failure": f"the agent cannot run: {exc}"}
     return {"status": result.status.value, "ticks": len(result.ticks),
             "output": result.output, "views": views(result.context),
             "errors": agent_errors(result)}
+
+
+def reviewer(reviews: list[Any] | None) -> Any:
+    """The ``on_plan`` hook of an agent vector's ``reviews``: each compiled plan gets the
+    next verdict (``"approve"``, ``{"reject": reason}``, ``{"edit": calls}``); a plan past
+    the list is approved, and without ``reviews`` there is no hook (every plan runs)."""
+    from obelisk.agent import ApprovePlan, EditPlan, RejectPlan
+
+    if reviews is None:
+        return None
+    verdicts = iter(reviews)
+
+    def review(plan: Any) -> Any:
+        verdict = next(verdicts, "approve")
+        if isinstance(verdict, Mapping) and "reject" in verdict:
+            return RejectPlan(verdict["reject"], by="the vector's reviewer")
+        if isinstance(verdict, Mapping):
+            return EditPlan(list(verdict["edit"]), by="the vector's reviewer")
+        return ApprovePlan(by="the vector's reviewer")
+
+    return review
 
 
 def _save_requests(root: pathlib.Path, requests: Mapping[str, Any]) -> None:

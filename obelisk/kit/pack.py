@@ -193,6 +193,13 @@ _AGENT_VECTOR = {
             "properties": {"context": {"type": "array"}, "tools": {"type": "array"},
                            "max_ticks": {"type": "integer", "minimum": 1}}}},
         "max_delegate_depth": {"type": "integer", "minimum": 0},
+        # Lazy mode: the reviewer's verdict on each compiled plan, in order.
+        "reviews": {"type": "array", "items": {"oneOf": [
+            {"const": "approve"},
+            {"type": "object", "required": ["reject"], "additionalProperties": False,
+             "properties": {"reject": {"type": "string"}}},
+            {"type": "object", "required": ["edit"], "additionalProperties": False,
+             "properties": {"edit": {"type": "array"}}}]}},
         "expect": {"$ref": "#/$defs/agent_expect"},
     },
     "required": ["id", "solutions", "expect"],

@@ -99,6 +99,22 @@ def _agent_request(request: Mapping[str, Any]) -> list[str]:
     problems = _context_problems(request)
     if not isinstance(request.get("solutions"), list):
         problems.append('"solutions" must be an array')
+    problems.extend(review_problems(request.get("reviews", [])))
+    return problems
+
+
+def review_problems(reviews: Any) -> list[str]:
+    """Why ``reviews`` (a lazy-mode reviewer's verdicts, in order) is not an array of
+    ``"approve"``, ``{"reject": reason}`` or ``{"edit": [calls]}`` (empty when it is)."""
+    if not isinstance(reviews, list):
+        return ['"reviews" must be an array']
+    problems = []
+    for number, review in enumerate(reviews):
+        if review == "approve" or (isinstance(review, Mapping) and len(review) == 1 and (
+                isinstance(review.get("reject"), str) or isinstance(review.get("edit"), list))):
+            continue
+        problems.append(f'reviews[{number}] must be "approve", {{"reject": "reason"}} or '
+                        '{"edit": [calls]}')
     return problems
 
 

@@ -1,14 +1,19 @@
-"""Hypothesis strategies for contexts, expressions, output paths, mocks and plans.
+"""Hypothesis strategies for JSON values, messages, contexts, expressions and reads.
 
-Published as :mod:`obelisk.testing`; ``obelisk fuzz`` draws its cases from them. Every
-value drawn is plain JSON, ready to send to any implementation. The vocabularies (kinds,
-keys, instance ids) are small and shared, so that expressions read what contexts write
-and plans read what earlier calls write. Every strategy takes parameters bounding its size.
+Published as :mod:`obelisk.testing` (with :mod:`obelisk.kit.planstrategies`); ``obelisk
+fuzz`` draws its ``resolve`` cases from :func:`resolve_cases`. Every value drawn is plain
+JSON, ready to send to any implementation. The vocabularies (kinds, keys, instance ids)
+are small and shared, and the writes of a context meet (one or two kinds and paths, and
+messages that write again where an earlier one wrote), so that reads see what several
+writes made of a value: a deep merge or a shallow one, an instance's layer over the
+global one, an array's first element or its last. Every strategy takes parameters
+bounding its size.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,14 +32,20 @@ _scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3),
                      st.sampled_from(["", "s", "t", "ж"]))
 
 
+def _canonical(value: Any) -> str:
+    # Equal JSON values have one text: the key lists are drawn unique by it.
+    return json.dumps(value, sort_keys=True)
+
+
 @functools.cache
 def json_values(max_leaves: int = 5) -> st.SearchStrategy[Any]:
-    """Small JSON values over the shared keys: scalars, arrays, objects."""
+    """Small JSON values over the shared keys: scalars, arrays (of distinct elements, so
+    that reading the first and the last element tell them apart), objects."""
     # Cached: building a recursive strategy costs far more than drawing from it, and the
     # composites below draw from these on every example.
     return st.recursive(
         _scalars,
-        lambda inner: st.one_of(st.lists(inner, max_size=3),
+        lambda inner: st.one_of(st.lists(inner, max_size=3, unique_by=_canonical),
                                 st.dictionaries(st.sampled_from(KEYS), inner, max_size=3)),
         max_leaves=max_leaves)
 
@@ -62,26 +73,47 @@ def _nest(path: Sequence[Any], value: Any) -> Any:
 
 _segments = st.one_of(st.sampled_from(KEYS), st.sampled_from(KEYS), st.sampled_from(INDEXES))
 _WHERE = st.lists(_segments, max_size=2)
-_ARRAY_OR_NOT = st.one_of(st.lists(json_values(), max_size=3), json_values())
-_OBJECT_OR_NOT = st.one_of(st.dictionaries(st.sampled_from(KEYS), json_values(), max_size=3),
-                           json_values())
+#: The keys of nested objects and of the paths a context writes: few, so that two writes
+#: meet at one path and share keys at every level below it (a deep merge and a shallow
+#: one then differ).
+_NESTED_KEYS = ("a", "b", "c")
+_LISTS = st.lists(json_values(2), min_size=2, max_size=4, unique_by=_canonical)
+_INNER = st.dictionaries(st.sampled_from(_NESTED_KEYS), st.one_of(_scalars, _scalars, _LISTS),
+                         min_size=1, max_size=3)
+#: Objects two levels deep, mostly.
+_NESTED = st.dictionaries(st.sampled_from(_NESTED_KEYS), st.one_of(_INNER, _INNER, _scalars),
+                          min_size=1, max_size=3)
+#: The paths a context writes at: one or two keys (``x y`` needs quoting).
+_POOL_PATHS = st.lists(st.sampled_from((*_NESTED_KEYS, "x y")), min_size=1,
+                       max_size=2).map(tuple)
+_ARRAY_OR_NOT = st.one_of(_LISTS, st.lists(json_values(), max_size=3, unique_by=_canonical),
+                          json_values())
+_OBJECT_OR_NOT = st.one_of(_NESTED, _NESTED, _NESTED, _NESTED, _NESTED, _NESTED,
+                           st.dictionaries(st.sampled_from(KEYS), json_values(), max_size=3),
+                           _LISTS, json_values())
 
 
 @st.composite
 def data_messages(draw: st.DrawFn, kinds: Sequence[str] = KINDS,
-                  instances: Sequence[str] = INSTANCES) -> dict[str, Any]:
+                  instances: Sequence[str] = INSTANCES,
+                  paths: Sequence[Sequence[Any]] = ()) -> dict[str, Any]:
     """One data message in any of its spellings, with any write method (some of the
-    writes it makes cannot be applied: a push onto an object, a path through a scalar)."""
+    writes it makes cannot be applied: a push onto an object, a path through a scalar).
+    With ``paths``, it writes at the root or at one of them, mostly."""
     kind = draw(st.sampled_from(list(kinds)))
     instance = draw(st.sampled_from([None, None, *instances]))
     method = draw(st.sampled_from([None, *METHODS]))
-    where: list[Any] = draw(_WHERE) if draw(st.booleans()) else []
+    if paths and draw(st.integers(0, 4)) > 0:
+        choices: list[tuple[Any, ...]] = [(), *map(tuple, paths)]
+        where = list(draw(st.sampled_from(choices)))
+    else:
+        where = draw(_WHERE) if draw(st.booleans()) else []
     if method == "concat":  # mostly arrays, sometimes not (a write that fails)
         value = draw(_ARRAY_OR_NOT)
-    elif method in (None, "merge", "assign") and not where:
+    elif method in (None, "merge", "assign"):
         value = draw(_OBJECT_OR_NOT)
     else:
-        value = draw(json_values())
+        value = draw(st.one_of(json_values(), _LISTS))
     data = _nest(where, value)
     forms = ["canonical"] if kind in ("data", "user") else ["canonical", "payload"]
     if isinstance(data, dict) and data and kind not in ("data", "user"):
@@ -102,7 +134,7 @@ def data_messages(draw: st.DrawFn, kinds: Sequence[str] = KINDS,
         message["_outputMethod"] = method
     if instance is not None:
         message["_instance"] = instance
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 9)) == 9:  # rare, and gone once shrunk (it changes no read)
         message["_call"] = {"_tool": "t"}
     return message
 
@@ -114,18 +146,93 @@ _other_messages = st.sampled_from([
 
 
 def contexts(max_messages: int = 8, kinds: Sequence[str] = KINDS,
-             instances: Sequence[str] = INSTANCES) -> st.SearchStrategy[list[Any]]:
+             instances: Sequence[str] = INSTANCES,
+             min_messages: int = 0) -> st.SearchStrategy[list[Any]]:
     """Contexts (lists of messages) using every message form, kind, instance and write
-    method, including writes that cannot be applied, with a few non-data messages."""
-    return _contexts(max_messages, tuple(kinds), tuple(instances))
+    method, including writes that cannot be applied, with a few non-data messages. The
+    writes of one context meet: they use one or two of ``kinds`` and write at one or two
+    paths (and at the root) mostly, global and instance writes alike."""
+    return _contexts(max_messages, tuple(kinds), tuple(instances), min(min_messages,
+                                                                          max_messages))
 
 
 @functools.cache
-def _contexts(max_messages: int, kinds: tuple[str, ...],
-              instances: tuple[str, ...]) -> st.SearchStrategy[list[Any]]:
-    return st.lists(st.one_of(data_messages(kinds, instances), data_messages(kinds, instances),
-                              data_messages(kinds, instances), _other_messages),
-                    max_size=max_messages)
+def _contexts(max_messages: int, kinds: tuple[str, ...], instances: tuple[str, ...],
+              min_messages: int) -> st.SearchStrategy[list[Any]]:
+    @st.composite
+    def draw_context(draw: st.DrawFn) -> list[Any]:
+        here = draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=2, unique=True))
+        paths = draw(st.lists(_POOL_PATHS, min_size=1, max_size=2))
+        fresh = data_messages(here, instances, paths)
+        context: list[Any] = []
+        for _ in range(draw(st.integers(min_messages, max_messages))):
+            written = [m for m in context if _kind_of(m) is not None]
+            choice = draw(st.integers(0, 5))
+            if written and choice in (1, 2):  # again where an earlier message wrote
+                # An object, most often: writes over an object are where methods differ.
+                objects = [m for m in written if isinstance(_written(m), dict)]
+                earlier = draw(st.sampled_from(objects or written))
+                context.append(_revisit(draw, earlier, instances))
+            else:
+                context.append(draw(_other_messages if choice == 5 else fresh))
+        return context
+
+    return draw_context()
+
+
+def _written(message: dict[str, Any]) -> Any:
+    """The value a generated data message writes (its payload, down its path)."""
+    if message.get("type") == "data":
+        value = message.get("data")
+    elif message["type"] in message:
+        value = message[message["type"]]
+    else:
+        value = {k: v for k, v in message.items() if k != "type" and not k.startswith("_")}
+    for segment in _path_of(message):
+        value = value.get(str(segment)) if isinstance(value, dict) else None
+    return value
+
+
+@st.composite
+def _variant(draw: st.DrawFn, value: Any) -> Any:
+    """A value like ``value``, but not quite: an object less a key, or with one key's value
+    changed (an inner object's, too), or with a key more; another array; null."""
+    if isinstance(value, dict) and value:
+        key = draw(st.sampled_from(sorted(value)))
+        # Changing an inner object is what a deep merge and a shallow one tell apart.
+        change = draw(st.sampled_from(["inner", "drop", "inner", "null", "add", "other"]))
+        if change == "drop" and len(value) > 1:
+            return {k: v for k, v in value.items() if k != key}
+        if change == "inner" and isinstance(value[key], dict):
+            return {**value, key: draw(_variant(value[key]))}
+        if change == "null":
+            return {**value, key: None}
+        if change == "add":
+            return {**value, draw(st.sampled_from(_NESTED_KEYS)): draw(_NESTED)}
+        return draw(_NESTED)
+    if isinstance(value, list):
+        return draw(st.one_of(_LISTS, st.just(value[::-1]), st.none()))
+    return draw(st.one_of(st.none(), _NESTED, _scalars))
+
+
+def _revisit(draw: st.DrawFn, earlier: dict[str, Any], instances: Sequence[str]) -> Any:
+    """A data message writing again where ``earlier`` wrote (the same kind and path), a
+    variant of its value, with another method and maybe in another layer (global or an
+    instance): the writes that tell a deep merge from a shallow one, or the layers' order."""
+    kind, path = _kind_of(earlier), _path_of(earlier)
+    assert kind is not None
+    message: dict[str, Any] = {"type": "data", "kind": kind,
+                               "data": _nest(path, draw(_variant(_written(earlier))))}
+    if path:
+        message["_outputPath"] = _reference(kind, path)
+    method = draw(st.sampled_from([None, "merge", "merge", "merge", "assign", "set"]))
+    if method is not None:
+        message["_outputMethod"] = method
+    instance = draw(st.sampled_from([earlier.get("_instance"), earlier.get("_instance"), None,
+                                     *instances]))
+    if instance is not None:
+        message["_instance"] = instance
+    return message
 
 
 _STRINGS = ["'s'", '"t"', "'it\\'s'", '"a\\"b"', "'x\\ny'", '"\\u00e9"', "''", '"||"']
@@ -193,176 +300,68 @@ def _path_of(message: dict[str, Any]) -> list[Any]:
     return segments
 
 
+#: What :func:`_value_at` gives for a read obelisk refuses (a write that cannot be applied).
+_UNREADABLE = object()
+
+
+def _value_at(context: Any, kind: str, path: Sequence[Any], instance: str | None) -> Any:
+    """What obelisk reads at ``†kind.path`` (MISSING included), or :data:`_UNREADABLE`."""
+    from obelisk import ObeliskError, resolve
+
+    try:
+        return resolve(context, _reference(kind, path), instance)
+    except ObeliskError:
+        return _UNREADABLE
+
+
+def _into(value: Any) -> st.SearchStrategy[list[Any]]:
+    """One step further into ``value``, or none: an array's first or last element (or
+    another index), an object's key (or one it does not have), any segment below a scalar."""
+    if isinstance(value, list):
+        return st.sampled_from([[-1], [0], [], [1], [-2], [-1]])
+    if isinstance(value, dict):  # the whole object, mostly: it shows every difference below
+        keys = [[k] for k in sorted(value)]
+        return st.sampled_from([[], *([[]] * max(1, len(keys))), *keys, ["c"]])
+    return st.one_of(st.just([]), st.lists(_segments, min_size=1, max_size=1))
+
+
 @st.composite
 def resolve_cases(draw: st.DrawFn, max_messages: int = 8) -> tuple[list[Any], str, str | None]:
-    """(context, expression, instance): two reads in three aim at a path a message of the
-    context writes (a prefix of it, or one key further), mostly for that message's
-    instance; the others are any expression."""
-    context = draw(contexts(max_messages))
+    """(context, expression, instance): three reads in four aim at what a message of the
+    context writes: a prefix of its path (mostly for its instance), then one step into
+    the value there (an array's first or last element, an object's key); read alone,
+    with a fallback (``||``, most often when the value is null) or behind a gate
+    (``&&``). The others are any expression."""
+    from obelisk import Context, ObeliskError
+
+    # At least two messages: most differences take two writes that meet (the pruning
+    # of a difference found removes the messages it does not need).
+    context = draw(contexts(max_messages, min_messages=2))
     written = [m for m in context if _kind_of(m) is not None]
-    if not written or draw(st.integers(0, 2)) == 0:
+    try:
+        built = Context.of(context) if written else None
+    except ObeliskError:
+        built = None
+    if built is None or draw(st.integers(0, 3)) == 3:
         return context, draw(expressions()), draw(st.sampled_from([None, None, *INSTANCES]))
     message = draw(st.sampled_from(written))
     kind = _kind_of(message)
     assert kind is not None
+    # Its instance, or (a global message) one an instance write of the context names: an
+    # instance's view is the global one with that instance's writes on top.
+    layers = [message.get("_instance")] if message.get("_instance") is not None else [
+        None, *sorted({m["_instance"] for m in written if isinstance(m.get("_instance"), str)})]
+    instance = draw(st.sampled_from(layers)) if draw(st.integers(0, 3)) else None
     path = _path_of(message)
-    path = path[:draw(st.integers(0, len(path)))] + draw(st.lists(_segments, max_size=1))
+    path = path[:draw(st.integers(0, len(path)))]
+    path += draw(_into(_value_at(built, kind, path, instance)))
     ref = _reference(kind, path)
-    shape = draw(st.sampled_from(["plain", "plain", "or", "and"]))
+    shapes = ["plain", "or", "and"]
+    if _value_at(built, kind, path, instance) is None:
+        shapes = ["or", "plain", "or", "and"]  # null: the fallback is what to check
+    shape = draw(st.sampled_from(shapes))
     if shape == "or":
         ref = f"{ref} || {draw(st.sampled_from(_STRINGS + _NUMBERS))}"
-    elif shape == "and":
-        ref = f"{ref} && {draw(expressions(invalid=False, max_operands=2))}"
-    instance = message.get("_instance") if draw(st.integers(0, 3)) else None
+    elif shape == "and":  # the aimed read last: its value is the expression's
+        ref = f"{draw(expressions(invalid=False, max_operands=2))} && {ref}"
     return context, ref, instance
-
-
-def output_paths(kinds: Sequence[str] = ("state", "data"), max_alternatives: int = 3,
-                 max_targets: int = 2) -> st.SearchStrategy[str]:
-    """Output expressions: one target, a fan-out (``&&``), or alternatives (``||``)."""
-    target = st.builds(lambda kind, key: f"†{kind}.{key}", st.sampled_from(list(kinds)),
-                       st.sampled_from(["a", "b", "c", "r", "err"]))
-    group = st.lists(target, min_size=1, max_size=max_targets, unique=True)
-
-    def render(groups: list[list[str]]) -> str:
-        return " || ".join(" && ".join(g) if len(groups) == 1 or len(g) == 1
-                           else "(" + " && ".join(g) + ")" for g in groups)
-
-    return st.lists(group, min_size=1, max_size=max_alternatives).map(render)
-
-
-@st.composite
-def mock_for(draw: st.DrawFn, index: int, alternatives: Sequence[Sequence[str]] = (),
-             scopes: bool = False) -> dict[str, Any]:
-    """One mock for the tool of call ``index``: return, raise (a failing mock), echo, an
-    explicit branch among ``alternatives`` (or to an undeclared one), echo_scopes."""
-    # echo twice: a result that shows the resolved parameters catches reading bugs.
-    forms = ["return", "return", "raise", "echo", "echo"]
-    if len(alternatives) >= 2:
-        forms += ["branch", "branch"]
-    if scopes:
-        forms.append("echo_scopes")
-    form = draw(st.sampled_from(forms))
-    if form == "return":
-        return {"return": draw(json_values(4))}
-    if form == "raise":
-        error: dict[str, Any] = {"type": f"E{index}", "message": "m"}
-        if draw(st.booleans()):
-            error["data"] = draw(json_values(3))
-        return {"raise": error}
-    if form == "branch":
-        targets = [t for group in alternatives for t in group] + ["†state.undeclared"]
-        return {"branch": draw(st.sampled_from(targets)), "value": draw(json_values(3))}
-    return {form: True}
-
-
-def mocks(tools: Sequence[str], max_leaves: int = 4) -> st.SearchStrategy[dict[str, Any]]:
-    """An explicit mock for every tool in ``tools`` (so that no result depends on an
-    implementation's example generator)."""
-    del max_leaves  # the mock values are bounded by json_values
-    return st.fixed_dictionaries({tool: mock_for(number) for number, tool in enumerate(tools)})
-
-
-@st.composite
-def plans(draw: st.DrawFn, max_calls: int = 6, instances: bool = True, scopes: bool = True,
-          wild: bool = False) -> dict[str, Any]:
-    """A plan file: ``context``, ``plan``, ``mocks`` (one per tool) and ``instances``.
-
-    Chains, fan-out, fan-in, ``||`` branches, ``&&`` groups, instances (mapped, and calls
-    with their own ``_instance``), ``_scopes``, fire-and-forget calls and failing mocks.
-    Plans are race-free by construction (every call writes its own paths). With ``wild``,
-    some calls have compile errors: a dangling read, a cycle, an invalid output method,
-    an invalid scope, a broken expression.
-    """
-    ids = list(draw(st.sampled_from([[], list(INSTANCES)]))) if instances else []
-    context = _plan_context(draw, ids)
-    plan: list[Any] = []
-    mock_table: dict[str, Any] = {}
-    readable: list[str] = []  # targets of earlier calls: reading one orders the calls
-    count = max_calls
-    for index in range(count):
-        # Each slot may stay empty, and shrinks to empty: the shrinker can then drop any
-        # call, not only the last ones, and the other calls keep their names.
-        if draw(st.integers(0, 2)) == 0:
-            continue
-        call: dict[str, Any] = {"_tool": f"t{index}"}
-        for number in range(draw(st.integers(0, 2))):
-            call[f"p{number}"] = _param(draw, readable)
-        shape = draw(st.sampled_from(["none", "one", "fanout", "two", "three"]))
-        sizes = {"none": [], "one": [1], "fanout": [2], "two": [1, 2], "three": [2, 1, 1]}[shape]
-        alternatives = [[f"†{'state' if (alt + k) % 2 == 0 else 'data'}.c{index}_{alt}_{k}"
-                         for k in range(size)] for alt, size in enumerate(sizes)]
-        own_instance = bool(ids) and draw(st.integers(0, 4)) == 0
-        if own_instance:
-            call["_instance"] = draw(st.sampled_from(ids))  # runs once, in one instance
-        if alternatives:
-            call["_outputPath"] = " || ".join(
-                " && ".join(g) if len(alternatives) == 1 or len(g) == 1
-                else "(" + " && ".join(g) + ")" for g in alternatives)
-            if draw(st.booleans()):
-                call["_outputMethod"] = draw(st.sampled_from(list(METHODS)))
-            if not own_instance:  # what one instance writes, the others cannot read
-                readable += [t for group in alternatives for t in group]
-        has_scopes = scopes and draw(st.integers(0, 3)) == 0
-        if has_scopes:
-            # Only kinds no call writes: a scope over †state would show a call whatever
-            # unordered calls wrote before it (a scope-race), which is timing, not semantics.
-            call["_scopes"] = draw(st.sampled_from([["input"], ["input", "user"], []]))
-        if wild and draw(st.integers(0, 3)) == 0:
-            _break(draw, call, count)
-        if ids and draw(st.integers(0, 2)) == 0:
-            mock_table[call["_tool"]] = {"by_instance": {
-                i: draw(mock_for(index, alternatives, has_scopes)) for i in ids}}
-        else:
-            mock_table[call["_tool"]] = draw(mock_for(index, alternatives, has_scopes))
-        plan.append(call)
-    return {"context": context, "plan": plan, "mocks": mock_table, "instances": bool(ids)}
-
-
-def _plan_context(draw: st.DrawFn, ids: list[str]) -> list[Any]:
-    """A plan's context: an input message, one per instance, maybe some state."""
-    context: list[Any] = [{"type": "input", "input": {"x": 1, "s": "text", "list": [1]}}]
-    for instance in ids:
-        context.append({"type": "input", "_instance": instance, "x": draw(st.integers(2, 9))})
-    if draw(st.booleans()):
-        context.append({"type": "state", "state": {"shared": draw(json_values(3))}})
-    return context
-
-
-def _param(draw: st.DrawFn, readable: list[str]) -> Any:
-    """A parameter: an input read, a read of an earlier call's target (alone, with a
-    fallback, gating another, nested in a value), or a literal."""
-    shape = draw(st.sampled_from(["input", "read", "fallback", "fallback", "gate",
-                                  "literal", "nested"]))
-    if shape in ("read", "fallback", "gate", "nested") and not readable:
-        shape = "input"
-    if shape == "input":
-        return draw(st.sampled_from(["†input.x", "†input.s", "†input.list.-1",
-                                     "†input.nothing || 'dflt'"]))
-    if shape == "read":
-        return draw(st.sampled_from(readable))
-    if shape == "fallback":
-        return f"{draw(st.sampled_from(readable))} || 'fallback'"
-    if shape == "gate":
-        return f"{draw(st.sampled_from(readable))} && {draw(st.sampled_from(readable))}"
-    if shape == "nested":
-        return {"deep": [draw(st.sampled_from(readable)), 1]}
-    return draw(json_values(3))
-
-
-def _break(draw: st.DrawFn, call: dict[str, Any], count: int) -> None:
-    """Give ``call`` one compile error (for fuzzing ``check``)."""
-    fault = draw(st.sampled_from(["dangling", "cycle", "method", "scope", "syntax"]))
-    if fault == "dangling":
-        call["dangling"] = "†state.nothing_writes_this"
-    elif fault == "cycle" and count > 1:
-        other = draw(st.integers(0, count - 1))
-        # Read what a call (maybe itself, maybe a later one) writes first: a cycle when
-        # that call also reads this one's output.
-        call["loop"] = f"†state.c{other}_0_0"
-    elif fault == "method":
-        call["_outputMethod"] = "append"
-    elif fault == "scope":
-        call["_scopes"] = ["system"]
-    else:
-        call["broken"] = "†state.("

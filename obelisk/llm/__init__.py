@@ -2,6 +2,7 @@
 obelisk ships (scripted; OpenAI and Anthropic through their optional SDKs, imported only
 when such an adapter is made)."""
 
+from obelisk.llm.answers import MAX_ANSWER_DEPTH, Unusable
 from obelisk.llm.anthropic import AnthropicLLM
 from obelisk.llm.base import (
     LLM,
@@ -22,6 +23,7 @@ from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = [
     "LLM",
+    "MAX_ANSWER_DEPTH",
     "TEMPLATE_VERSION",
     "AnthropicLLM",
     "Failure",
@@ -38,6 +40,7 @@ __all__ = [
     "StreamedCall",
     "StreamedOutput",
     "Turn",
+    "Unusable",
     "Usage",
     "drop_forced_nulls",
     "strict_schema",

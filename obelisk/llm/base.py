@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import enum
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attrs import frozen
 
 from obelisk.core.errors import ObeliskError
+from obelisk.core.values import MISSING
 from obelisk.llm.request import Request
+
+if TYPE_CHECKING:
+    from obelisk.llm.answers import Unusable
 
 __all__ = [
     "LLM",
@@ -62,10 +66,20 @@ class StreamedCall:
 
 @frozen
 class StreamedOutput:
-    """The end of a streamed solution: its ``output`` (None for null) and the usage."""
+    """The end of a streamed solution: its ``output`` (None for null) and the usage.
+
+    ``solution`` is the answer as a whole when the adapter has it (its calls as streamed),
+    so that it is judged as a whole answer is (a missing ``output`` or ``calls``, another
+    key); ``MISSING`` (the default) judges ``{"calls": <the calls>, "output": output}``.
+    ``unusable`` says why the answer stopped being usable (text that is not JSON, a
+    stream that ended before the solution closed, a refusal): the loop feeds it back as an
+    ``InvalidSolution`` (:class:`obelisk.llm.answers.Unusable`).
+    """
 
     output: Any
     usage: Usage = Usage()
+    solution: Any = MISSING
+    unusable: Unusable | None = None
 
 
 #: What :meth:`LLM.stream` yields: calls, then exactly one output.
@@ -89,7 +103,7 @@ class LLMError(ObeliskError):
 
     ``provider`` names the adapter (``openai``, ``anthropic``, ``scripted``), ``status``
     the last HTTP status (None without one), ``failure`` why, ``attempts`` how many
-    requests were made. The message never contains an API key: adapters pass every
+    requests were made, ``detail`` the message without the provider in front. The message never contains an API key: adapters pass every
     provider text through :func:`redact` first.
     """
 
@@ -99,6 +113,7 @@ class LLMError(ObeliskError):
         self.status = status
         self.failure = failure
         self.attempts = attempts
+        self.detail = message  # what went wrong, without the provider in front
         where = provider + ("" if status is None else f" (HTTP {status})")
         super().__init__(f"{where}: {message}")
 

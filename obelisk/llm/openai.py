@@ -10,32 +10,40 @@ before the answer is returned. A latent sub-request's schema is wrapped as
 Needs the ``openai`` package (``pip install 'obelisk[openai]'``), imported only when an
 adapter is made. The SDK's own retries are off (``max_retries=0``): this adapter retries
 429, 5xx, timeouts and dropped connections itself, with backoff, within its
-:class:`RetryPolicy`. A model's refusal raises :class:`Refusal`; content that is not a JSON
-object is asked again once, then raises :class:`LLMError`.
+:class:`RetryPolicy`. An answer the adapter cannot use (content that is not JSON, an
+empty reply, a refusal, a response of the wrong shape) is returned as an
+:class:`~obelisk.llm.answers.Unusable`, with its tokens counted, and never asked again:
+the loop feeds it back (one request per tick). The API key is masked in every answer
+before anything reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from obelisk.llm.answers import (
+    Unusable,
+    count_of,
+    excerpt,
+    field_of,
+    parse_answer,
+    unreadable,
+)
 from obelisk.llm.base import (
     Failure,
     LLMError,
-    Refusal,
     Reply,
     StreamedCall,
-    StreamedOutput,
     StreamItem,
     Usage,
     redact,
 )
+from obelisk.llm.deadlines import bounded, paced
 from obelisk.llm.request import Request
 from obelisk.llm.retry import (
     DEFAULT_POLICY,
-    Malformed,
     RetryPolicy,
     Sleep,
     Transient,
@@ -43,7 +51,7 @@ from obelisk.llm.retry import (
     retry_after_seconds,
     with_retries,
 )
-from obelisk.llm.streaming import SolutionParser, call_of, failed_midstream, output_of
+from obelisk.llm.streaming import SolutionParser, call_of, failed_midstream
 from obelisk.llm.strict import drop_forced_nulls, strict_schema
 
 __all__ = ["OpenAILLM", "wrap_latent_schema"]
@@ -105,33 +113,42 @@ class OpenAILLM:
         return f"OpenAILLM(model={self.model!r}{where})"
 
     async def solve(self, request: Request) -> Reply:
-        """The solution for ``request``; raises :class:`LLMError` or :class:`Refusal`."""
+        """The solution for ``request`` (an :class:`Unusable` when the answer is not JSON,
+        empty, refused or unreadable); raises :class:`LLMError` when the provider failed
+        after the retries."""
         schema = request.schema
         reply = await self._ask(request, strict_schema(schema))
+        if isinstance(reply.value, Unusable):
+            return reply
         return Reply(drop_forced_nulls(reply.value, schema), reply.usage)
 
     async def latent(self, request: Request) -> Reply:
-        """A latent call's result for the sub-request; raises :class:`LLMError`."""
+        """A latent call's result for the sub-request (an :class:`Unusable` as for
+        :meth:`solve`); raises :class:`LLMError`."""
         schema = wrap_latent_schema(request.schema)
         reply = await self._ask(request, strict_schema(schema))
+        if isinstance(reply.value, Unusable):
+            return reply
         value = drop_forced_nulls(reply.value, schema)
         return Reply(value.get("value") if isinstance(value, dict) else None, reply.usage)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
         """The solution as it is generated (``stream=True``): each call as soon as its
-        object is complete, then the output and the usage. Opening the stream is retried
-        like a request; a failure after it began raises :class:`LLMError`."""
+        object is complete, then the output and the usage (or why the answer was
+        unusable). Opening the stream is retried like a request; a failure after it began
+        raises :class:`LLMError`."""
         schema = request.schema
-        parser = SolutionParser(PROVIDER)
+        parser = SolutionParser(PROVIDER, self._secret)
         response_format = {"type": "json_schema", "json_schema": {
             "name": request.name, "strict": True, "schema": strict_schema(schema)}}
 
         async def attempt() -> Any:
             try:
-                return await self._client.chat.completions.create(
+                return await bounded(self._client.chat.completions.create(
                     model=self.model, messages=request.turns_json(),
-                    response_format=response_format, timeout=self.policy.timeout,
-                    stream=True, stream_options={"include_usage": True}, **self._options)
+                    response_format=response_format, timeout=self.policy.stream_timeout,
+                    stream=True, stream_options={"include_usage": True}, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
                 raise self._classify(exc) from None
 
@@ -139,22 +156,25 @@ class OpenAILLM:
                                     sleep=self._sleep, secret=self._secret)
         usage = Usage()
         try:
-            async for chunk in chunks:
-                counted = getattr(chunk, "usage", None)
+            async for chunk in paced(chunks, first=self.policy.timeout,
+                                     total=self.policy.stream_timeout):
+                counted = field_of(chunk, "usage")
                 if counted is not None:
-                    usage = Usage(int(getattr(counted, "prompt_tokens", 0) or 0),
-                                  int(getattr(counted, "completion_tokens", 0) or 0))
-                for choice in getattr(chunk, "choices", None) or []:
-                    delta = choice.delta
-                    refusal = getattr(delta, "refusal", None)
+                    usage = _usage(counted)
+                for delta in _deltas(chunk):
+                    refusal = field_of(delta, "refusal")
                     if refusal:
-                        raise Refusal(redact(str(refusal), self._secret), provider=PROVIDER)
-                    for call in parser.feed(getattr(delta, "content", None) or ""):
-                        yield StreamedCall(call_of(call, schema))
+                        parser.refuse(str(refusal))
+                    content = field_of(delta, "content")
+                    for call in parser.feed(content if isinstance(content, str) else ""):
+                        yield StreamedCall(call_of(call, schema, self._secret))
         except Exception as exc:
-            raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
-                                   else exc, PROVIDER, self._secret) from None
-        yield StreamedOutput(output_of(parser.close(), schema), usage)
+            found = unreadable(exc)
+            if found is None:
+                raise failed_midstream(self._classify(exc) if not isinstance(exc, LLMError)
+                                       else exc, PROVIDER, self._secret) from None
+            parser.unreadable(found)
+        yield parser.end(usage, schema)
 
     async def _ask(self, request: Request, schema: Any) -> Reply:
         messages = request.turns_json()
@@ -163,17 +183,23 @@ class OpenAILLM:
 
         async def attempt() -> Reply:
             try:
-                response = await self._client.chat.completions.create(
+                response = await bounded(self._client.chat.completions.create(
                     model=self.model, messages=messages, response_format=response_format,
-                    timeout=self.policy.timeout, **self._options)
+                    timeout=self.policy.timeout, **self._options),
+                    self.policy.timeout)
             except Exception as exc:  # the SDK's errors, classified below
-                raise self._classify(exc) from None
+                found = unreadable(exc)
+                if found is None:
+                    raise self._classify(exc) from None
+                return Reply(found, Usage())  # unread: no tokens to count
             return self._read(response)
 
         return await with_retries(attempt, provider=PROVIDER, policy=self.policy,
                                   sleep=self._sleep, secret=self._secret)
 
     def _classify(self, exc: Exception) -> Exception:
+        if isinstance(exc, (Transient, LLMError)):  # a deadline passed, or classified already
+            return exc
         sdk = self._sdk
         text = redact(_describe(exc), self._secret)
         if isinstance(exc, sdk.APITimeoutError):
@@ -194,26 +220,38 @@ class OpenAILLM:
         return LLMError(f"unexpected failure: {text}", provider=PROVIDER)
 
     def _read(self, response: Any) -> Reply:
-        usage = getattr(response, "usage", None)
-        counted = Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
-                        int(getattr(usage, "completion_tokens", 0) or 0))
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            raise Malformed("the response has no choices")
-        message = choices[0].message
-        refusal = getattr(message, "refusal", None)
+        """The answer in a response, read without trusting its shape: anything but one
+        message with text content is an :class:`Unusable` answer (its tokens counted)."""
+        counted = _usage(field_of(response, "usage"))
+        choices = field_of(response, "choices")
+        if not isinstance(choices, list) or not choices:
+            return Reply(Unusable("the response has no choices"), counted)
+        message = field_of(choices[0], "message")
+        if message is None:
+            return Reply(Unusable("the response's first choice has no message"), counted)
+        refusal = field_of(message, "refusal")
         if refusal:
-            raise Refusal(redact(str(refusal), self._secret), provider=PROVIDER)
-        content = message.content
+            return Reply(Unusable("the model refused", excerpt(str(refusal), self._secret)),
+                         counted)
+        content = field_of(message, "content")
         if not isinstance(content, str):
-            raise Malformed("the message has no content")
-        try:
-            value = json.loads(content)
-        except ValueError as exc:
-            raise Malformed(f"content is not JSON ({exc}): {content[:200]!r}") from None
-        if not isinstance(value, dict):
-            raise Malformed(f"content is JSON but not an object: {content[:200]!r}")
-        return Reply(value, counted)
+            return Reply(Unusable("the answer is empty"), counted)
+        # The key is masked before anything reads the answer: an echo of it goes nowhere.
+        return Reply(parse_answer(redact(content, self._secret), self._secret), counted)
+
+
+def _usage(counted: Any) -> Usage:
+    """The tokens a response (or a chunk) reports; a count that is not an integer is 0."""
+    return Usage(count_of(field_of(counted, "prompt_tokens")),
+                 count_of(field_of(counted, "completion_tokens")))
+
+
+def _deltas(chunk: Any) -> list[Any]:
+    """The deltas of a streamed chunk's choices (none for a chunk of the wrong shape)."""
+    choices = field_of(chunk, "choices")
+    if not isinstance(choices, list):
+        return []
+    return [delta for delta in (field_of(c, "delta") for c in choices) if delta is not None]
 
 
 def _describe(exc: Exception) -> str:

@@ -17,7 +17,7 @@ __all__ = ["TEMPLATE_VERSION", "Request", "Role", "Turn"]
 
 #: The version of every template the requests are rendered with; bump it when any text the
 #: LLM sees changes (the templates are in :mod:`obelisk.agent.request`).
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 
 
 class Role(str, enum.Enum):

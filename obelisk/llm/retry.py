@@ -33,16 +33,21 @@ Sleep = Callable[[float], Awaitable[None]]
 
 @frozen
 class RetryPolicy:
-    """The retry budget: at most ``max_attempts`` requests, each limited to ``timeout``
-    seconds; attempt ``n`` waits ``base_delay * 2**(n-1)`` seconds before the next, or
-    what the server's ``retry-after`` asks, never more than ``max_delay``. ``knobs`` are
-    the names the give-up message tells the user to raise (the command line's options,
+    """The retry budget: at most ``max_attempts`` requests; attempt ``n`` waits
+    ``base_delay * 2**(n-1)`` seconds before the next, or what the server's
+    ``retry-after`` asks, never more than ``max_delay``.
+
+    ``timeout`` bounds each request as a whole, however slowly the server sends it: the
+    whole answer, or a stream's opening and its first chunk. ``stream_timeout`` bounds a
+    whole stream, from its opening to its last chunk. ``knobs`` are the
+    names the give-up message tells the user to raise (the command line's options,
     ``--max-attempts`` and ``--timeout``, where it has them; none: it says try again)."""
 
     max_attempts: int = 4
     timeout: float = 60.0
     base_delay: float = 0.5
     max_delay: float = 30.0
+    stream_timeout: float = 600.0
     knobs: tuple[str, ...] = ("max_attempts", "timeout")
 
     def delay(self, attempt: int, retry_after: float | None) -> float:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from obelisk.core.text import plural
+from obelisk.llm.answers import MAX_ANSWER_DEPTH, Unusable, depth_over, parse_answer
 from obelisk.llm.base import (
     Failure,
     LLMError,
@@ -41,7 +42,9 @@ def count_tokens(text: str) -> int:
 class ScriptedLLM:
     """An adapter answering from a script, deterministically.
 
-    ``solutions`` answers tick requests, in order (or a function of the request);
+    ``solutions`` answers tick requests, in order (or a function of the request); an
+    answer that is a string is the LLM's raw text, which the loop parses (so a script can
+    answer prose, or JSON cut short);
     ``latent`` answers latent sub-requests per tool name, in order (or a function of the
     request), never from ``solutions``. Usage is :func:`count_tokens` of the rendered
     request and of the answer as JSON. Running out raises :class:`ScriptExhausted`.
@@ -78,9 +81,13 @@ class ScriptedLLM:
 
     @staticmethod
     def _reply(request: Request, value: Any) -> Reply:
-        usage = Usage(count_tokens(request.render()),
-                      count_tokens(json.dumps(value, ensure_ascii=False)))
-        return Reply(value, usage)
+        asked = count_tokens(request.render())
+        if depth_over(value):  # checked before json.dumps recurses into it; its tokens
+            # counted as the least that nesting past the limit takes ("[]" a level)
+            return Reply(Unusable(f"the answer is nested more than {MAX_ANSWER_DEPTH} "
+                                  "levels deep"),
+                         Usage(asked, count_tokens("[]" * (MAX_ANSWER_DEPTH + 1))))
+        return Reply(value, Usage(asked, count_tokens(json.dumps(value, ensure_ascii=False))))
 
     async def solve(self, request: Request) -> Reply:
         """The next scripted solution; raises :class:`ScriptExhausted` when none is left."""
@@ -103,9 +110,14 @@ class ScriptedLLM:
         return float(self._delays[min(number, len(self._delays) - 1)])
 
     async def stream(self, request: Request) -> AsyncIterator[StreamItem]:
-        """The next scripted solution, streamed: each call, then the output."""
+        """The next scripted solution, streamed: each call, then the output with the
+        solution as a whole (a string solution is raw text: parsed first, as a provider's
+        stream would be)."""
         reply = await self.solve(request)
-        value = reply.value
+        value = parse_answer(reply.value) if isinstance(reply.value, str) else reply.value
+        if isinstance(value, Unusable):
+            yield StreamedOutput(None, reply.usage, unusable=value)
+            return
         calls = value.get("calls", []) if isinstance(value, dict) else []
         for number, call in enumerate(calls if isinstance(calls, list) else []):
             delay = self._delay(number)
@@ -113,4 +125,4 @@ class ScriptedLLM:
                 await asyncio.sleep(delay)
             yield StreamedCall(call)
         yield StreamedOutput(value.get("output") if isinstance(value, dict) else None,
-                             reply.usage)
+                             reply.usage, solution=value)

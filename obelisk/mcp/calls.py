@@ -37,7 +37,10 @@ IDEMPOTENCY_META = "obelisk/idempotencyKey"
 
 
 class McpActivity:
-    """The activity of one MCP tool: ``tools/call`` on its server's link."""
+    """The activity of one MCP tool: ``tools/call`` on its server's link. Resident: its
+    session cannot travel, so a Dask run makes its calls here."""
+
+    resident = True  # obelisk.interpreters.activities.Resident
 
     def __init__(self, tool: McpTool, link: Link, loop: asyncio.AbstractEventLoop,
                  timeout: float) -> None:

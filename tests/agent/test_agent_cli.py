@@ -62,7 +62,7 @@ def test_the_self_correcting_example_shows_the_error_fed_back() -> None:
 def test_the_lazy_example_shows_the_plan_and_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, err = example("lazy-approve", "--approve", stdin="a\n", monkeypatch=monkeypatch)
     assert code == 0
-    assert "the plan:" in err and "[a]pprove or [r]eject" in err
+    assert "the plan:" in err and "[a]pprove, [e]dit, [r]eject the plan?" in err
     assert "sorry" in out
 
 
@@ -85,7 +85,7 @@ def test_a_script_that_runs_out_fails_with_exit_1(tmp_path: pathlib.Path) -> Non
     (["--llm", "nope:x"], "unknown adapter"),
     (["--llm", "script"], "--llm takes"),
     (["--llm", "script:/no/such/file.json"], "/no/such/file.json"),
-    (["--llm", "script:{refund}", "--max-ticks", "0"], "max_ticks"),
+    (["--llm", "script:{refund}", "--max-ticks", "0"], "--max-ticks must be a positive"),
 ])
 def test_bad_input_is_exit_2(argv: list[str], says: str) -> None:
     argv = [a.replace("{refund}", str(EXAMPLES / "refund.solutions.json")) for a in argv]
@@ -114,7 +114,7 @@ def test_the_same_agent_against_a_local_openai_compatible_server() -> None:
     assert code == 0, err
     result = json.loads(out)
     assert result["output"] == {"refundId": "rf-311", "amount": 49.9}
-    assert result["usage"] == {"input_tokens": 22, "output_tokens": 14}
+    assert result["usage"] == {"input_tokens": 22, "output_tokens": 14, "requests": 2}
     assert [b["model"] for b in sent] == ["local-model", "local-model"]
     assert sent[0]["response_format"]["type"] == "json_schema"
 

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from test_agent_request import golden
 
 from obelisk import Context
 from obelisk.agent import (
@@ -121,7 +122,7 @@ def test_a_plan_message_is_replaced_by_the_next_tick() -> None:
 
 
 def test_invalid_solution_ends_the_tick_without_a_plan_message() -> None:
-    result = agent([{"calls": [{"_tool": "refund"}], "output": None}, {"calls": [], "output": 1}])
+    result = agent([{"calls": [{"_tool": "refund"}]}, {"calls": [], "output": 1}])
     assert plans(result) == []
     (error,) = errors(result)
     assert error["error"]["type"] == "InvalidSolution"
@@ -172,15 +173,28 @@ def test_lazy_mode_runs_an_edited_plan_compiled_again() -> None:
     assert result.ticks[0].edited
 
 
-def test_lazy_mode_rejection_appends_denied_and_runs_nothing() -> None:
+def test_lazy_mode_rejection_appends_denied_then_the_plan_all_denied() -> None:
     async def on_plan(plan: Any) -> Any:
-        return RejectPlan("not today")
+        return RejectPlan("not today", by="alice")
 
-    result = agent([{"calls": [CALL], "output": None}], mode="lazy", on_plan=on_plan,
-                   max_ticks=1)
-    assert result.status is AgentStatus.MAX_TICKS
-    assert errors(result) == [{"error": {"type": "Denied", "message": "not today"}}]
-    assert plans(result) == [] and not result.context.view("state")[0]
+    llm = ScriptedLLM([{"calls": [CALL, {**CALL, "_outputPath": "†state.again"}],
+                        "output": None}, {"calls": [], "output": 1}])
+    result = run_agent_sync(CONTEXT, llm, tools=TOOLS, activities={"refund": refund},
+                            mode="lazy", on_plan=on_plan, clock=lambda: DATE)
+    assert result.status is AgentStatus.COMPLETED and not result.context.view("state")[0]
+    # The Denied error (the reviewer's reason, and who), then the plan message: the order
+    # of §8.2 step 5, every outcome denied, nothing run.
+    tail = [thaw(m) for m in result.context.messages][-2:]
+    assert tail[0]["data"] == {"error": {"type": "Denied", "message": "not today",
+                                         "data": {"by": "alice"}}}
+    assert tail[1]["type"] == "plan" and tail[1]["mode"] == "lazy"
+    assert [o["outcome"] for o in tail[1]["outcomes"]] == ["denied", "denied"]
+    assert [o.outcome for o in result.ticks[0].outcomes] == ["denied", "denied"]
+    assert list(result.ticks[0].errors) == ["Denied"]
+    # The next request shows the plan refused and why.
+    text = llm.requests[1].render()
+    assert '"outcome": "denied"' in text and "not today" in text
+    golden("after-a-rejection", "\n\n".join(turn.content for turn in llm.requests[1].messages))
 
 
 def test_a_bad_on_plan_answer_is_an_agent_error() -> None:

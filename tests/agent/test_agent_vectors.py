@@ -59,7 +59,21 @@ def test_a_vector_that_does_not_hold_says_what_differs(expect: dict[str, Any], s
     ({"expect": {"state": 1}}, "expect: unknown field 'state'"),
     ({"expect": {"errors": [{"type": "X"}]}}, "needs a tick"),
     ({"tools": [{"type": "object"}]}, "the agent cannot run"),
+    ({"reviews": "approve"}, '"reviews" must be an array'),
+    ({"reviews": ["yes"]}, 'reviews[0] must be "approve"'),
+    ({"reviews": [{"reject": 1}]}, 'reviews[0] must be "approve"'),
 ])
 def test_a_malformed_vector_fails(change: dict[str, Any], says: str) -> None:
     problems = check_vector({**VECTOR, **change})
     assert problems and any(says in p for p in problems), problems
+
+
+def test_reviews_reach_the_reviewer_in_order() -> None:
+    # The pack's review vectors hold only when each plan gets its own verdict.
+    rejected = {**VECTOR, "mode": "lazy", "reviews": [{"reject": "no"}],
+                "solutions": [VECTOR["solutions"][0], {"calls": [], "output": "done"}],
+                "expect": {"status": "completed", "ticks": 2,
+                           "errors": [{"tick": 1, "type": "Denied"}],
+                           "values": [{"ref": "†state.r", "missing": True}]}}
+    assert check_vector(rejected) == []
+    assert check_vector({**rejected, "reviews": ["approve"]})  # the refund ran: it differs

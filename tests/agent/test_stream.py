@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from obelisk.agent import AgentError, AgentResult, AgentStatus, run_agent_sync
 from obelisk.agent.hooks import CallStarted
 from obelisk.core.plain import thaw
-from obelisk.llm import ScriptedLLM, StreamedCall, StreamedOutput
+from obelisk.llm import ScriptedLLM, StreamedCall
 from obelisk.llm.streaming import SolutionParser
 
 DATE = "2026-11-23T00:00:00Z"
@@ -75,18 +75,32 @@ def test_a_call_arriving_after_its_reader_started_is_a_late_writer() -> None:
     assert late and late[0]["data"] == {"writer": 1, "reader": 0}
 
 
-def test_a_value_nothing_writes_fails_its_reader_when_the_stream_closes() -> None:
+def test_a_value_nothing_writes_makes_its_parked_reader_invalid_when_the_stream_closes() -> None:
+    # §9 "Streaming is the same run": what the whole plan gives it (Invalid, dangling).
     solution = {"calls": [write(0, "†state.never")], "output": None}
     result = agent([solution, {"calls": [], "output": 1}])
-    assert [e["type"] for e in errors(result)] == ["MissingValue"]
+    whole = agent([solution, {"calls": [], "output": 1}], stream=False)
+    assert [e["type"] for e in errors(result)] == ["Invalid"]
+    assert result.context == whole.context
+    assert errors(result)[0]["data"]["diagnostics"][0]["code"] == "dangling-reference"
 
 
 def test_an_invalid_solution_adds_one_error_and_keeps_what_ran() -> None:
-    solution = {"calls": [write(0), {"_tool": "nope"}], "output": None}
+    solution = {"calls": [write(0), {"_tool": "nope"}, 5], "output": None}
     result = agent([solution, {"calls": [], "output": "†state.v0.got"}])
     assert result.output == 0
     types = [e["type"] for e in errors(result)]
     assert types.count("InvalidSolution") == 1 and "Invalid" in types
+
+
+def test_a_streamed_call_of_an_unknown_tool_is_invalid_under_its_own_index() -> None:
+    solution = {"calls": [write(0), write(1, 1), {"_tool": "stpe", "x": 1}], "output": None}
+    result = agent([solution, {"calls": [], "output": "†state.v1.got"}])
+    whole = agent([solution, {"calls": [], "output": "†state.v1.got"}], stream=False)
+    assert result.output == 1 and result.context == whole.context
+    (invalid,) = [thaw(m)["data"] for m in result.context.messages if m.get("type") == "error"]
+    assert invalid["call"] == {"_tool": "stpe", "x": 1}
+    assert "did you mean 'step'?" in invalid["error"]["message"]
 
 
 def test_an_adapter_that_cannot_stream_is_an_agent_error() -> None:
@@ -149,7 +163,7 @@ class ChunkedLLM(ScriptedLLM):
                 yield StreamedCall(call)
             start += size
             await asyncio.sleep(self.pause)
-        yield StreamedOutput(parser.close(), reply.usage)
+        yield parser.end(reply.usage)
 
 
 @pytest.mark.slow

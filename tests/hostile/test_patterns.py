@@ -18,7 +18,7 @@ import pytest
 
 from obelisk import compile_plan, dry_run, run_sync
 from obelisk.agent import run_agent_sync
-from obelisk.agent.checks import Validators
+from obelisk.agent.judging import Validators
 from obelisk.compiler.patterns import linear_validator, search, unsupported
 from obelisk.core.plain import thaw
 from obelisk.llm import ScriptedLLM
@@ -86,7 +86,8 @@ def test_an_llms_solution_and_output_are_checked_in_linear_time() -> None:
                             mocks={"t": {"return": "a"}}, max_ticks=3)
     kinds = [thaw(m)["data"]["error"]["type"] for m in result.context.messages
              if m.get("type") == "error"]
-    assert kinds == ["InvalidSolution", "OutputSchema"] and result.output == "aa"
+    # The call failing its pattern is Invalid alone (§8.2 step 2), judged in linear time.
+    assert kinds == ["Invalid", "OutputSchema"] and result.output == "aa"
 
 
 @pytest.mark.parametrize(("schema", "instance", "valid"), [

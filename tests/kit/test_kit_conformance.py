@@ -15,8 +15,10 @@ from kit_helpers import OBELISK_ADAPTER, cli, script
 
 from obelisk import Context, WriteError, resolve
 from obelisk.interpreters.reporting import views
+from obelisk.kit.client import AdapterClient
 from obelisk.kit.conformance import check_vector
 from obelisk.kit.judge import context_of_views
+from obelisk.kit.local import answer
 from obelisk.kit.pack import pack_dir, pack_files, vector_schema
 from obelisk.testing import contexts, expressions
 
@@ -190,3 +192,20 @@ def test_values_judged_over_views_read_as_the_final_context(
         reads = [*reads, (f"†{kind}", None), (f"†{kind}", "①")]
     for ref, instance in reads:
         assert read(rebuilt, ref, instance) == read(context, ref, instance), (ref, instance)
+
+
+@pytest.mark.slow
+def test_the_pack_leaves_the_example_generator_to_each_implementation() -> None:
+    """A dry run's example for a tool without a mock is each implementation's choice
+    (any value its _output schema accepts): one whose examples differ passes the pack."""
+    other = script("other_examples")
+    vector = next(v for p in pack_files() for v in json.loads(
+        pathlib.Path(p).read_text(encoding="utf-8")) if v["id"] == "run/example-from-output-schema")
+    request = {"op": "run", "context": [], "tools": vector["tools"], "plan": vector["plan"],
+               "mocks": {}, "instances": False}
+    with AdapterClient(other) as client:
+        client.start()
+        theirs = client.ask(request)
+    assert theirs["views"] != answer(request)["views"]  # the adapter's examples do differ
+    code, out, _ = cli("conformance", "-q", "--against", other)
+    assert (code, out.splitlines()[-1]) == (0, cli("conformance", "-q")[1].strip())

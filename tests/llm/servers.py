@@ -31,6 +31,17 @@ class Answer:
     #: one, ``gap`` seconds apart (streaming replies).
     events: tuple[tuple[str | None, Any], ...] | None = None
     gap: float = 0.0
+    #: A stream that breaks: it promises more bytes than it sends, stops before its last
+    #: three events (the end, the usage, ``[DONE]``), and the connection closes (a
+    #: transport error mid-stream, not a stream that ended).
+    broken: bool = False
+    #: Seconds between 16-byte pieces of a JSON body (a server trickling its answer).
+    trickle: float = 0.0
+    #: Seconds between a stream's headers and its first event.
+    lead: float = 0.0
+    #: The body's text as sent, instead of ``body`` as JSON (text no JSON encoder writes:
+    #: nesting 100,000 levels deep, for example).
+    raw: str | None = None
 
 
 @attrs.frozen
@@ -171,7 +182,7 @@ class ScriptedServer:
                 if answer.events is not None:
                     self._stream(answer)
                     return
-                payload = json.dumps(answer.body).encode()
+                payload = (json.dumps(answer.body) if answer.raw is None else answer.raw).encode()
                 try:
                     self.send_response(answer.status)
                     self.send_header("content-type", "application/json")
@@ -179,7 +190,12 @@ class ScriptedServer:
                     for key, value in answer.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    step = 16 if answer.trickle else len(payload)
+                    for start in range(0, len(payload), step):
+                        self.wfile.write(payload[start:start + step])
+                        self.wfile.flush()
+                        if answer.trickle and server._stop.wait(answer.trickle):
+                            return
                 except OSError:
                     pass  # the client gave up (a timeout test): nothing to answer
 
@@ -188,8 +204,14 @@ class ScriptedServer:
                     self.send_response(answer.status)
                     self.send_header("content-type", "text/event-stream")
                     self.send_header("cache-control", "no-cache")
+                    if answer.broken:
+                        self.send_header("content-length", str(10 ** 6))
                     self.end_headers()
-                    for name, data in answer.events or ():
+                    self.wfile.flush()
+                    if answer.lead and server._stop.wait(answer.lead):
+                        return
+                    events = answer.events or ()
+                    for name, data in events[:-3] if answer.broken else events:
                         text = data if isinstance(data, str) else json.dumps(data)
                         head = "" if name is None else f"event: {name}\n"
                         self.wfile.write(f"{head}data: {text}\n\n".encode())

@@ -21,12 +21,12 @@ from obelisk.llm import (
     Failure,
     LLMError,
     OpenAILLM,
-    Refusal,
     RetryPolicy,
     ScriptedLLM,
     ScriptExhausted,
     StreamedCall,
     StreamedOutput,
+    Unusable,
     Usage,
 )
 
@@ -103,24 +103,24 @@ def test_openai_sends_the_strict_schema_and_reads_the_solution() -> None:
 
 
 @pytest.mark.slow
-def test_openai_refusal_is_a_refusal() -> None:
-    with serve([openai_completion(None, refusal="I can't help with that.")]) as server, \
-            pytest.raises(Refusal) as caught:
-        run(openai(server).solve(request()))
-    assert caught.value.reason == "I can't help with that."
-    assert len(server.requests) == 1  # a refusal is not retried
+def test_openai_refusal_is_an_unusable_answer() -> None:
+    with serve([openai_completion(None, refusal="I can't help with that.")]) as server:
+        reply = run(openai(server).solve(request()))
+    assert reply.value == Unusable("the model refused", "I can't help with that.")
+    assert reply.usage == Usage(11, 7)
+    assert len(server.requests) == 1  # a refusal is not asked again
 
 
 @pytest.mark.slow
-def test_openai_malformed_content_is_asked_again_once() -> None:
-    with serve([openai_completion("{not json"), openai_completion(json.dumps(SOLUTION))]) as s:
-        assert run(openai(s).solve(request())).value == SOLUTION
-    with serve([openai_completion("{not json"), openai_completion("[1, 2]")]) as s, \
-            pytest.raises(LLMError) as caught:
-        run(openai(s).solve(request()))
-    assert caught.value.failure is Failure.MALFORMED
-    assert "not an object" in str(caught.value)
-    assert len(s.requests) == 2
+@pytest.mark.parametrize(("content", "reason"), [
+    ("{not json", "not JSON"), ("[1, 2]", "not an object"), ("", "empty"),
+    ("Sure! {calls: []}", "not JSON"), (None, "empty"), ('{"calls": [', "not JSON")])
+def test_openai_unusable_content_is_one_request_and_its_tokens_count(
+        content: str | None, reason: str) -> None:
+    with serve([openai_completion(content, prompt_tokens=100, completion_tokens=20)]) as s:
+        reply = run(openai(s).solve(request()))
+    assert isinstance(reply.value, Unusable) and reason in reply.value.reason
+    assert reply.usage == Usage(100, 20) and len(s.requests) == 1
 
 
 @pytest.mark.slow
@@ -225,15 +225,14 @@ def test_anthropic_forces_one_tool_and_reads_its_input() -> None:
 
 
 @pytest.mark.slow
-def test_anthropic_refusal_and_missing_tool_call() -> None:
-    with serve([anthropic_message(refusal="No.")]) as server, \
-            pytest.raises(Refusal, match="No."):
-        run(anthropic(server).solve(request()))
-    with serve([anthropic_message(text_only="hm"), anthropic_message(text_only="hm")]) as s, \
-            pytest.raises(LLMError) as caught:
-        run(anthropic(s).solve(request()))
-    assert caught.value.failure is Failure.MALFORMED
-    assert len(s.requests) == 2
+def test_anthropic_refusal_and_missing_tool_call_are_unusable_answers() -> None:
+    with serve([anthropic_message(refusal="No.")]) as server:
+        reply = run(anthropic(server).solve(request()))
+    assert reply.value == Unusable("the model refused", "No.") and reply.usage == Usage(13, 5)
+    with serve([anthropic_message(text_only="hm")]) as s:
+        reply = run(anthropic(s).solve(request()))
+    assert reply.value == Unusable("the answer has no call of the tool 'solution'", "hm")
+    assert len(s.requests) == 1
 
 
 @pytest.mark.slow

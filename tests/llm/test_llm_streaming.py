@@ -11,6 +11,7 @@ import pathlib
 from typing import Any
 
 import pytest
+from attrs import evolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from servers import anthropic_stream, openai_stream, serve
@@ -61,7 +62,7 @@ def test_the_parser_hands_on_each_call_whatever_the_chunking(
         if start >= len(text):
             break
     seen += parser.feed(text[start:])
-    assert seen == calls and parser.close() == output
+    assert seen == calls and parser.end(Usage()).output == output
 
 
 def test_a_call_is_handed_on_as_soon_as_its_object_closes() -> None:
@@ -72,12 +73,41 @@ def test_a_call_is_handed_on_as_soon_as_its_object_closes() -> None:
     assert parser.feed(text[first_end - 1:first_end]) == [CALLS[0]]
 
 
-@pytest.mark.parametrize("text", ['{"calls": [', '{"calls": [}', ""])
-def test_text_that_is_not_one_json_document_is_malformed(text: str) -> None:
+@pytest.mark.parametrize(("text", "reason"), [
+    ('{"calls": [', "ended before the solution was complete"),
+    ('{"calls": [}', "not JSON"), ("", "empty"), ("Sure! {calls: []}", "not JSON"),
+    ('[{"calls": []}]', "not an object")])
+def test_text_that_is_not_one_json_object_is_an_unusable_answer(text: str, reason: str) -> None:
     parser = SolutionParser("test")
-    with pytest.raises(LLMError, match="streamed solution"):
-        parser.feed(text)
-        parser.close()
+    assert parser.feed(text) == []
+    end = parser.end(Usage(3, 4))
+    assert end.unusable is not None and reason in end.unusable.reason
+    assert end.usage == Usage(3, 4)
+
+
+@pytest.mark.parametrize("text", ['{"calls": [' + KEY, '{"calls": "' + KEY, "Sure! " + KEY])
+def test_an_unusable_streamed_answer_never_quotes_the_key(text: str) -> None:
+    parser = SolutionParser("test", KEY)
+    parser.feed(text)
+    end = parser.end(Usage())
+    assert end.unusable is not None and KEY not in end.unusable.describe()
+    assert KEY[:12] not in end.unusable.describe()
+
+
+def test_a_refusal_makes_the_streamed_answer_unusable() -> None:
+    parser = SolutionParser("test")
+    assert parser.feed('{"calls": [{"_tool": "a"}, ') == [{"_tool": "a"}]
+    parser.refuse("no, thanks")
+    assert parser.feed('{"_tool": "b"}], "output": null}') == []
+    end = parser.end(Usage())
+    assert end.unusable is not None and end.unusable.describe() == "the model refused: 'no, thanks'"
+
+
+def test_the_end_of_a_stream_holds_the_answer_as_a_whole() -> None:
+    parser = SolutionParser("test")
+    parser.feed('{"calls": [], "extra": 1}')
+    end = parser.end(Usage())
+    assert end.unusable is None and end.solution == {"calls": [], "extra": 1}
 
 
 @pytest.mark.slow
@@ -87,7 +117,7 @@ def test_openai_streams_calls_then_the_output() -> None:
         items = asyncio.run(collect(llm.stream(request())))
         body = server.requests[0].body
     assert items == [StreamedCall(CALLS[0]), StreamedCall(CALLS[1]),
-                     StreamedOutput({"a": "†state.a"}, Usage(11, 7))]
+                     StreamedOutput({"a": "†state.a"}, Usage(11, 7), solution=SOLUTION)]
     assert body["stream"] is True and body["response_format"]["json_schema"]["strict"]
 
 
@@ -98,21 +128,33 @@ def test_anthropic_streams_the_forced_tools_input() -> None:
         items = asyncio.run(collect(llm.stream(request())))
         body = server.requests[0].body
     assert items == [StreamedCall(CALLS[0]), StreamedCall(CALLS[1]),
-                     StreamedOutput({"a": "†state.a"}, Usage(13, 5))]
+                     StreamedOutput({"a": "†state.a"}, Usage(13, 5), solution=SOLUTION)]
     assert body["stream"] is True and body["tool_choice"]["name"] == "solution"
 
 
 @pytest.mark.slow
-def test_a_broken_stream_is_an_llm_error_without_the_key() -> None:
-    with serve([openai_stream('{"calls": [{"_tool": "lookup"}, ', size=4)]) as server:
+def test_a_stream_that_ends_early_is_an_unusable_answer_without_the_key() -> None:
+    with serve([openai_stream('{"calls": [{"_tool": "lookup"}, "' + KEY, size=4)]) as server:
         llm = OpenAILLM("test-model", api_key=KEY, base_url=server.base_url)
-        with pytest.raises(LLMError) as caught:
-            asyncio.run(collect(llm.stream(request())))
-    assert KEY not in str(caught.value)
+        items = asyncio.run(collect(llm.stream(request())))
+    end = items[-1]
+    assert items[0] == StreamedCall({"_tool": "lookup"}) and isinstance(end, StreamedOutput)
+    assert end.unusable is not None and "ended before" in end.unusable.reason
+    assert KEY not in end.unusable.describe() and end.usage == Usage(11, 7)
     with serve([anthropic_stream(None, text="I'd rather not.")]) as server:
         llm2 = AnthropicLLM("test-model", api_key=KEY, base_url=server.root_url)
-        with pytest.raises(LLMError, match="empty"):
-            asyncio.run(collect(llm2.stream(request())))
+        end = asyncio.run(collect(llm2.stream(request())))[-1]
+    assert end.unusable is not None and "empty" in end.unusable.reason
+
+
+@pytest.mark.slow
+def test_a_broken_stream_is_an_llm_error_without_the_key() -> None:
+    answer = openai_stream('{"calls": [{"_tool": "lookup"}, ' + KEY, size=4)
+    with serve([evolve(answer, broken=True)]) as server:
+        llm = OpenAILLM("test-model", api_key=KEY, base_url=server.base_url)
+        with pytest.raises(LLMError, match="broke off") as caught:
+            asyncio.run(collect(llm.stream(request())))
+    assert KEY not in str(caught.value)
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import pytest
 from mcp_servers import stdio_spec
 
 pytestmark = pytest.mark.slow
-PROMPT = r"\[a\]pprove, \[d\]eny, \[e\]dit parameters\? "
+PROMPT = r"\[a\]pprove, \[e\]dit, \[r\]eject\? "  # issue 25 item 4
 
 
 @pytest.mark.parametrize("interpreter", ["sync", "asyncio"])
@@ -42,7 +42,7 @@ def test_a_destructive_call_runs_only_when_approved_at_the_terminal(
         if name == "approved":
             child.sendline("a")
         else:
-            child.sendline("d")
+            child.sendline("r")
             child.expect("reason: ")
             child.sendline("not today")
     child.expect(pexpect.EOF)

@@ -18,6 +18,23 @@ Request = dict[str, Any]
 Answer = dict[str, Any]
 
 
+def with_method(old: str, new: str) -> Callable[[Request], Request]:
+    """A ``before`` that writes every ``_outputMethod: old`` of the request (its context
+    and its plan) as ``new``."""
+    def swap(item: Any) -> Any:
+        if isinstance(item, dict):
+            out = {k: swap(v) for k, v in item.items()}
+            if out.get("_outputMethod") == old:
+                out["_outputMethod"] = new
+            return out
+        if isinstance(item, list):
+            return [swap(v) for v in item]
+        return item
+
+    return lambda request: {**request, "context": swap(request["context"]),
+                            **({"plan": swap(request["plan"])} if "plan" in request else {})}
+
+
 def serve_with(before: Callable[[Request], Request] = lambda r: r,
                after: Callable[[Request, Answer], Answer] = lambda r, a: a) -> None:
     """Serve the protocol on stdin/stdout with obelisk's answers, perturbed."""
