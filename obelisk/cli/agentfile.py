@@ -45,10 +45,18 @@ def agent_file_of(data: Any, path: str) -> dict[str, Any]:
                              + ("an array" if kind is list else "an object"))
     if data.get("mode", "eager") not in ("eager", "lazy"):
         raise InputError(f'{path}: "mode" must be "eager" or "lazy"')
-    max_ticks = data.get("max_ticks", 1)
-    if type(max_ticks) is not int or max_ticks < 1:
-        raise InputError(f'{path}: "max_ticks" must be a positive integer')
     return dict(data)
+
+
+def check_max_ticks(spec: Mapping[str, Any], path: str) -> None:
+    """An :class:`InputError` when the file's ``max_ticks`` is not a positive integer
+    (``obelisk agent`` checks it only when ``--max-ticks`` does not replace it)."""
+    max_ticks = spec.get("max_ticks", 1)
+    if type(max_ticks) is not int or max_ticks < 1:
+        from obelisk.cli.safe import json_text
+
+        raise InputError(f'{path}: "max_ticks" must be a positive integer, got '
+                         f"{json_text(max_ticks, indent=None)}")
 
 
 def read_plan_or_agent(path: str) -> PlanFile | dict[str, Any]:

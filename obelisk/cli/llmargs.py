@@ -1,23 +1,29 @@
-"""``obelisk agent``'s options for the LLM adapter (``--temperature``, ``--max-tokens``,
+"""The adapter ``--llm`` names (:func:`make_llm`, for ``agent``, ``resume`` and
+``worker``), ``obelisk agent``'s options for it (``--temperature``, ``--max-answer-tokens``,
 ``--max-attempts``, ``--timeout``) and for its context (``--context``, ``--input``)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from obelisk.jsonio import InputError, load_json, parse_json
 
+if TYPE_CHECKING:
+    from obelisk.llm import LLM
+
 #: The options that set a provider's adapter (a script takes none of them).
-ADAPTER_OPTIONS = ("--temperature", "--max-tokens", "--max-attempts", "--timeout")
+ADAPTER_OPTIONS = ("--temperature", "--max-answer-tokens", "--max-attempts", "--timeout")
 
 
 def add_llm_options(parser: argparse.ArgumentParser) -> None:
-    """``--temperature``, ``--max-tokens``, ``--max-attempts`` and ``--timeout``."""
+    """``--temperature``, ``--max-answer-tokens``, ``--max-attempts`` and ``--timeout``
+    (``--max-tokens`` is the run's budget of tokens, every answer's together)."""
     parser.add_argument("--temperature", type=float, metavar="T",
                         help="the sampling temperature (openai: and anthropic:; default: "
                              "the provider's)")
-    parser.add_argument("--max-tokens", type=int, metavar="N",
+    parser.add_argument("--max-answer-tokens", type=int, metavar="N", dest="answer_tokens",
                         help="the most tokens one answer may take (default: the provider's "
                              "for openai:, 4096 for anthropic:)")
     parser.add_argument("--max-attempts", type=int, metavar="N",
@@ -34,13 +40,13 @@ def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
     from obelisk import RetryPolicy
 
     temperature = getattr(args, "temperature", None)
-    max_tokens = getattr(args, "max_tokens", None)
+    max_tokens = getattr(args, "answer_tokens", None)
     attempts = getattr(args, "max_attempts", None)
     timeout = getattr(args, "llm_timeout", None)
     if temperature is not None and not 0 <= temperature <= 2:
         raise InputError("--temperature must be between 0 and 2")
     if max_tokens is not None and max_tokens < 1:
-        raise InputError("--max-tokens must be at least 1")
+        raise InputError("--max-answer-tokens must be at least 1")
     if attempts is not None and attempts < 1:
         raise InputError("--max-attempts must be at least 1")
     if timeout is not None and not timeout > 0:
@@ -58,7 +64,7 @@ def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def given_adapter_options(args: argparse.Namespace) -> list[str]:
     """The adapter options given on the command line (a script refuses them)."""
-    values = (getattr(args, "temperature", None), getattr(args, "max_tokens", None),
+    values = (getattr(args, "temperature", None), getattr(args, "answer_tokens", None),
               getattr(args, "max_attempts", None), getattr(args, "llm_timeout", None))
     return [name for name, value in zip(ADAPTER_OPTIONS, values, strict=True)
             if value is not None]
@@ -90,3 +96,45 @@ def input_value(text: str) -> Any:
     if text.startswith("@"):
         return load_json(text[1:])
     return parse_json(text, "--input")
+
+
+def make_llm(spec: str, base_url: str | None, args: argparse.Namespace | None = None) -> LLM:
+    """The adapter ``--llm`` names, set by the command's adapter options (``args``; a
+    command without them gets the defaults, and a give-up hint naming none); a bad spec,
+    script, option or missing SDK is an InputError."""
+    from obelisk.llm import AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
+
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        raise InputError(f"--llm takes script:FILE, openai:MODEL or anthropic:MODEL, got {spec!r}")
+    settings = llm_settings(args if args is not None else argparse.Namespace())
+    if kind == "script":
+        given = given_adapter_options(args) if args is not None else []
+        if given:
+            raise InputError(f"{', '.join(given)} {'sets' if len(given) == 1 else 'set'} the "
+                             "openai: and anthropic: adapters; a script takes none")
+        script = load_json(rest)
+        if isinstance(script, list):
+            return ScriptedLLM(script)
+        if isinstance(script, Mapping) and isinstance(script.get("solutions"), list) and (
+                isinstance(script.get("latent", {}), Mapping)) and _delays_ok(script):
+            return ScriptedLLM(script["solutions"], latent=dict(script.get("latent", {})),
+                               delays=script.get("delays", 0.0))
+        raise InputError(f'{rest}: a script is an array of solutions or an object '
+                         '{"solutions": [...], "latent": {tool: [answers]}, '
+                         '"delays": SECONDS or [SECONDS, ...]}')
+    try:
+        if kind == "openai":
+            return OpenAILLM(rest, base_url=base_url, **settings)
+        if kind == "anthropic":
+            return AnthropicLLM(rest, base_url=base_url, **settings)
+    except LLMError as exc:
+        raise InputError(f"--llm {kind}: {exc.detail}") from None
+    raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
+
+
+def _delays_ok(script: Mapping[str, Any]) -> bool:
+    delays = script.get("delays", 0.0)
+    values = delays if isinstance(delays, list) else [delays]
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+               for v in values)

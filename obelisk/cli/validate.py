@@ -16,7 +16,7 @@ from obelisk import (
     plural,
     summary,
 )
-from obelisk.cli.agentfile import file_request, read_plan_or_agent
+from obelisk.cli.agentfile import check_max_ticks, file_request, read_plan_or_agent
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -124,6 +124,7 @@ def _agent_summary(spec: dict[str, Any], path: str, args: argparse.Namespace,
     """The line ``validate`` prints for an agent file whose first request builds."""
     _no_plan_inputs(args, path)
     name = "standard input" if path == "-" else path
+    check_max_ticks(spec, name)
     request = file_request(spec, name, args, err)
     return (f"{inert(name)}: agent file, {plural(len(spec.get('tools', [])), 'tool')}, "
             f"{plural(len(spec.get('context', [])), 'message')}: no problems (its first "

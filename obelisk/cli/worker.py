@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from obelisk import JournalError, JournalUnreadable
-from obelisk.cli.agent import make_llm
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -32,6 +31,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.llmargs import make_llm
 from obelisk.cli.render import render_refusal
 from obelisk.cli.run import add_lease_argument, open_journal
 from obelisk.cli.safe import inert

@@ -160,5 +160,8 @@ def test_validate_reports_a_bad_agent_file(tmp_path: pathlib.Path) -> None:
     path.write_text(json.dumps({"mode": "eager", "plan": []}), encoding="utf-8")
     code, _, err = cli("validate", str(path))
     assert code == 2 and "unknown field(s) 'plan'" in err
+    path.write_text(json.dumps({"mode": "eager", "max_ticks": 0}), encoding="utf-8")
+    code, _, err = cli("validate", str(path))
+    assert code == 2 and '"max_ticks" must be a positive integer, got 0' in err
     code, _, err = cli("validate", str(EXAMPLES / "refund.json"), "--tools", str(path))
     assert code == 2 and "--tools and --context apply to plan files" in err
