@@ -97,6 +97,8 @@ def parse_json(text: str, name: str) -> Any:
     except ValueError as exc:
         if "integer string conversion" in str(exc):  # Python refused a long integer
             raise _long_integer(text, name) from None
+        if isinstance(exc, _Constant):
+            raise _constant(text, name) from None
         raise InputError(f"{name} is not valid JSON: {exc}") from None
     if _SURROGATE_ESCAPE.search(text) or (not text.isascii() and _SURROGATE.search(text)):
         try:
@@ -143,8 +145,23 @@ def _duplicate(text: str, name: str) -> InputError:
         "silently, so remove the one that is not meant", _excerpt(text, where))
 
 
+class _Constant(ValueError):
+    """The text holds NaN, Infinity or -Infinity (found where, when it is reported)."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    raise _Constant(f"{name} is not a JSON number")
+
+
+_CONSTANT = re.compile(r"-?(?:NaN|Infinity)")
+
+
+def _constant(text: str, name: str) -> InputError:
+    where = _find(text, _CONSTANT)
+    match = None if where is None else _CONSTANT.match(text, where)
+    word = match.group() if match else "NaN or Infinity"
+    return InputError(f"{name}: {_at(text, where)}{word} is not a JSON number; write a "
+                      "number, null or a string", _excerpt(text, where))
 
 
 #: JSON strings (with their escapes), so what is inside one is never read as a number.

@@ -79,7 +79,8 @@ def plan_file_of(data: Any, name: str, *, extra_fields: frozenset[str] = frozens
             plan_pointer = f"/context/{index}/plan"
     if plan is None:
         raise InputError(f'{name}: no plan: give a "plan" field, or a {{"type": "plan", '
-                         f'"plan": [...]}} message in the context')
+                         f'"plan": [...]}} message in the context (an agent file has '
+                         f'"output_schema", "mode" or "max_ticks")')
     if not isinstance(plan, list):
         raise InputError(f'{name}: the plan must be an array of calls, got {type(plan).__name__}')
     instances = data.get("instances", False)

@@ -24,8 +24,8 @@ def test_every_row_of_the_table_is_a_command() -> None:
     names = [c.name for c in COMMANDS]
     assert len(names) == len(set(names))
     assert names == ["resolve", "validate", "graph", "schema", "dry-run", "run", "resume",
-                     "history", "report", "submit", "worker", "agent", "mcp", "mcp-server",
-                     "conformance", "adapter", "fuzz"]
+                     "history", "report", "submit", "worker", "agent", "request", "mcp",
+                     "mcp-server", "conformance", "adapter", "fuzz"]
     help_text = build_parser().format_help()
     for command in COMMANDS:
         assert command.name in help_text and command.help in help_text

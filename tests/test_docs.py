@@ -1,7 +1,10 @@
-"""Every Python example in docs/ and the README runs: the blocks of a page run in order,
-in one namespace, after the page's prelude below (the names a page's text introduces in
-prose or JSON, such as the weather tool's schema). A line ``x  # value`` whose comment is
-a Python literal is checked: ``x`` must equal it.
+"""Every Python example in docs/ and the README runs as written: the blocks of a page run
+in order, in one namespace that starts empty (a page defines every name it uses). A line
+``x  # value`` whose comment is a Python literal is checked: ``x`` must equal it. A block
+that needs an optional extra is fenced ```` ```python needs=EXTRA ````; its page runs where
+the extra is installed and is skipped, saying so, where it is not (failed instead when
+OBELISK_REQUIRE_EXTRAS is set, as CI does). The site shows the fence as a Python block
+(mkdocs_hooks.py drops the ``needs=``).
 
 No page is left out, and none reaches the network. The pages that construct the provider
 adapters (docs/agent.md) run with placeholder API keys in the environment, and the one
@@ -26,31 +29,14 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
-from test_tools import SENTIMENT, WEATHER  # noqa: E402
-
-_TOOLS = [WEATHER, {"type": "object", "properties": {
-    "_tool": {"const": "greet"}, "name": {"type": "string"}}}]
-
-PRELUDES: dict[str, dict[str, Any]] = {
-    "tools.md": {"sentiment_schema": SENTIMENT, "weather_schema": WEATHER},
-    "validation.md": {
-        "calls": [{"_tool": "weatherCheck", "location": "†input.city",
-                   "_outputPath": "†state.weather"}],
-        "tool_schemas": _TOOLS,
-        "messages": [{"type": "input", "input": {"city": "Paris"}}],
-    },
-    "semantics.md": {"messages": [{"type": "state", "user": {"name": "Alex"}}]},
-    "dry-run.md": {"plan": [{"_tool": "weatherCheck", "location": "Paris",
-                             "_outputPath": "†state.weather"}],
-                   "context": [], "tools": [WEATHER],
-                   "mocks": {"weatherCheck": {"return": {"temperature": 20,
-                                                          "conditions": "sunny"}}}},
-}
 #: The address docs/agent.md shows for an OpenAI-compatible server on the user's machine.
 LOCAL_MODEL_SERVER = "http://127.0.0.1:8000"
 #: What the fake server answers, to any number of requests: a solution that ends the run.
 _SERVER_ANSWER = {"calls": [], "output": "done"}
-_PYTHON = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
+_PYTHON = re.compile(r"^( *)```python(?: needs=([\w,-]+))?\n(.*?)^\1```", re.S | re.M)
+#: The module each extra a block may need brings.
+EXTRAS = {"mcp": "mcp", "openai": "openai", "anthropic": "anthropic", "postgres": "psycopg",
+          "testing": "hypothesis"}
 
 
 def _pages() -> list[pathlib.Path]:
@@ -58,21 +44,47 @@ def _pages() -> list[pathlib.Path]:
 
 
 def _blocks(page: pathlib.Path) -> list[tuple[int, str]]:
+    return [(line, code) for line, code, _ in _fenced(page)]
+
+
+def _fenced(page: pathlib.Path) -> list[tuple[int, str, list[str]]]:
+    """Each Python block of the page: its line, its code, the extras it needs."""
     text = page.read_text(encoding="utf-8")
     found = []
     for match in _PYTHON.finditer(text):
-        indent, body = match.groups()
+        indent, needs, body = match.groups()
         code = "\n".join(line[len(indent):] for line in body.splitlines())
-        found.append((text[:match.start()].count("\n") + 1, code))
+        found.append((text[:match.start()].count("\n") + 1, code,
+                      needs.split(",") if needs else []))
     return found
 
 
+def _missing_extras(page: pathlib.Path) -> list[str]:
+    """The extras the page's blocks need that are not installed here."""
+    import importlib.util
+
+    needed = {extra for _, _, needs in _fenced(page) for extra in needs}
+    return sorted(e for e in needed if importlib.util.find_spec(EXTRAS[e]) is None)
+
+
+def _printed(show: Any, expected: str, where: str) -> None:
+    """Run ``show`` (a ``print(...)`` line of a page) and check what it printed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        show()
+    assert out.getvalue().rstrip("\n") == expected, f"{where} printed {out.getvalue()!r}"
+
+
 def _checked(code: str) -> str:
-    """The block with each ``expression  # literal`` line turned into an assertion."""
+    """The block with each ``expression  # literal`` line turned into an assertion, and
+    each ``print(...)  # text`` line into a check that it prints the text."""
     lines = []
     for line in code.splitlines():
         match = re.match(r"^([^#\s].*?)\s+#\s*(.+)$", line)
-        if match and not match.group(1).startswith("print(") and "..." not in match.group(2):
+        if match and match.group(1).startswith("print(") and "..." not in match.group(2):
+            show, text = match.groups()
+            lines.append(f"_printed(lambda: {show}, {text.rstrip()!r}, {show!r})")
+        elif match and not match.group(1).startswith("print(") and "..." not in match.group(2):
             expression, comment = match.groups()
             try:
                 ast.parse(expression, mode="eval")
@@ -92,6 +104,15 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from servers import openai_completion, serve
 
+    missing = _missing_extras(page)
+    if missing:
+        import os
+
+        message = (f"{page.name} needs " + ", ".join(f"pip install 'obelisk[{e}]'"
+                                                      for e in missing))
+        if os.environ.get("OBELISK_REQUIRE_EXTRAS"):
+            pytest.fail(message)
+        pytest.skip(message)
     monkeypatch.chdir(ROOT)
     # A page may set OpenTelemetry's global tracer provider (docs/observability.md): it is
     # this test's alone, restored after it, so the tests after it run untraced.
@@ -101,7 +122,7 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
     monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", trace.Once())
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.setenv(key, "placeholder-key-for-the-docs-examples")
-    namespace: dict[str, Any] = {"__name__": "__doc_example__", **PRELUDES.get(page.name, {})}
+    namespace: dict[str, Any] = {"__name__": "__doc_example__", "_printed": _printed}
     blocks = _blocks(page)
     local = any(LOCAL_MODEL_SERVER in code for _, code in blocks)
     with serve([openai_completion(json.dumps(_SERVER_ANSWER))] * 20) as server:
@@ -114,6 +135,38 @@ def test_every_python_example_of_the_page_runs(page: pathlib.Path,
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(_checked(code), f"{page.name}:{line}", "exec"), namespace)
     assert bool(server.requests) == local  # the local-server example asked the fake server
+
+
+def test_every_needs_names_an_extra() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    named = {e for page in _pages() for _, _, needs in _fenced(page) for e in needs}
+    assert {"mcp", "openai", "anthropic"} <= named  # the pages that need them say so
+    assert named <= EXTRAS.keys() and named <= extras.keys()
+    # A block that imports an extra's module is marked (it would fail without the extra).
+    for page in _pages():
+        for line, code, needs in _fenced(page):
+            for extra, module in EXTRAS.items():
+                if re.search(rf"^(from|import) {module}\b|obelisk\.{module}\b", code, re.M):
+                    assert extra in needs, f"{page.name}:{line} needs {extra}"
+
+
+def test_the_site_shows_a_needs_fence_as_python() -> None:
+    sys.path.insert(0, str(ROOT))
+    from mkdocs_hooks import on_page_markdown
+
+    text = "a\n\n```python needs=mcp\nimport mcp\n```\n"
+    assert on_page_markdown(text) == "a\n\n```python\nimport mcp\n```\n"
+
+
+def test_the_pages_say_when_conformance_exits_0() -> None:
+    # tests/kit/test_kit_conformance.py pins it: unsupported vectors fail only under
+    # --strict. Before, conformance-vectors.md said "exits 0 only when every vector passes".
+    page = (ROOT / "docs" / "conformance-vectors.md").read_text(encoding="utf-8")
+    assert "exits 0 only when every vector passes" not in page
+    assert "it does not fail the run unless `--strict` is given" in page
 
 
 def test_every_page_with_examples_is_run() -> None:
@@ -170,9 +223,19 @@ def test_the_command_lines_print_what_the_docs_show(tmp_path: pathlib.Path, page
            "PATH": f"{pathlib.Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     result = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
                             text=True, timeout=120, check=False)
+    assert_transcript(printed, result.stdout, result.stderr)
+
+
+def assert_transcript(printed: list[str], stdout: str, stderr: str) -> None:
+    """A ``$ `` transcript shows what the terminal shows, standard error included (a page
+    that leaves out a warning or a prompt is wrong): both streams, one after the other in
+    the order they were written (standard error first when the command writes it first,
+    as a prompt or a note before a report is); ``...`` stands for lines left out."""
     expected = [line.rstrip() for line in printed]
-    for shown in (result.stdout, result.stdout + result.stderr, result.stderr):
-        lines = [line.rstrip() for line in shown.splitlines()]
+    shown = []
+    for text in (stdout + stderr, stderr + stdout):
+        lines = [line.rstrip() for line in text.splitlines()]
+        shown.append(lines)
         if "..." in expected:  # the page leaves out the middle
             cut = expected.index("...")
             head, tail = expected[:cut], expected[cut + 1:]
@@ -180,11 +243,16 @@ def test_the_command_lines_print_what_the_docs_show(tmp_path: pathlib.Path, page
                 return
         elif lines == expected:
             return
-    assert [line.rstrip() for line in result.stdout.splitlines()] == expected, result.stderr
+    assert shown[0] == expected
 
 
 def test_the_docs_show_command_lines() -> None:
     assert len(_console_examples()) >= 25
+    # Every page with a "$ " transcript has it run: here, or validation.md's by
+    # tests/test_cli_validate.py.
+    shown = {p.name for p in (ROOT / "docs").glob("*.md")
+             if re.search(r"^\$ ", p.read_text(encoding="utf-8"), re.M)}
+    assert shown <= {*CONSOLE_PAGES, "validation.md"}
 
 
 # -- the agent command lines of docs/agent.md ------------------------------------------------

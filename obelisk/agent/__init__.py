@@ -18,6 +18,7 @@ from obelisk.agent.hooks import (
 )
 from obelisk.agent.latent import LLMLatent
 from obelisk.agent.loop import run_agent, run_agent_sync
+from obelisk.agent.probe import agent_request
 from obelisk.agent.request import (
     TEMPLATE_VERSION,
     Request,
@@ -52,6 +53,7 @@ __all__ = [
     "RejectPlan",
     "Tick",
     "TickEnded",
+    "agent_request",
     "resolve_output",
     "run_agent",
     "run_agent_sync",

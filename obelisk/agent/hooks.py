@@ -12,6 +12,7 @@ from obelisk.agent.result import Tick
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.errors import ObeliskError
 from obelisk.interpreters.result import RunResult
+from obelisk.llm.request import Request
 
 __all__ = [
     "AgentError",
@@ -95,11 +96,13 @@ def plan_verdict(answer: Any) -> PlanVerdict:
 @frozen
 class Asked:
     """Tick ``tick`` asks the LLM; ``size`` is the rendered request's length in characters.
-    ``replayed``: the tick's answer is taken from the run's journal instead (a resume)."""
+    ``replayed``: the tick's answer is taken from the run's journal instead (a resume).
+    ``request``: the request itself (what ``obelisk request`` prints)."""
 
     tick: int
     size: int
     replayed: bool = False
+    request: Request | None = field(default=None, eq=False, repr=False)
 
 
 @frozen

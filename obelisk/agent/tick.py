@@ -122,7 +122,7 @@ def _failed(state: TickState, number: int, exc: LLMError) -> tuple[TickState, Ti
 def _asked(options: Options, number: int, request: Request, *, replayed: bool) -> None:
     """Tell the observer the tick asks the LLM (or replays its answer from the journal)."""
     if options.observer is not None:
-        options.observer(Asked(number, len(request.render()), replayed))
+        options.observer(Asked(number, len(request.render()), replayed, request))
 
 
 def recordable(answer: Any) -> Any:

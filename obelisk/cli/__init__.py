@@ -82,6 +82,8 @@ COMMANDS: tuple[Command, ...] = (
     _row("submit", "record a plan's run for a worker to run", "worker", "SUBMIT"),
     _row("worker", "run the runs a shared journal holds for workers", "worker", "WORKER"),
     _row("agent", "run an agent: an LLM plans calls, tick by tick", "agent", "AGENT"),
+    _row("request", "print the request the LLM is sent at a tick of an agent", "request",
+         "REQUEST"),
     _row("mcp", "list MCP servers' tools as obelisk sees them", "mcplist", "MCP"),
     _row("mcp-server", "serve plan mode to MCP clients over MCP servers' tools", "mcpserver",
          "MCP_SERVER"),
@@ -144,11 +146,31 @@ def build_parser(commands: Sequence[Command] = COMMANDS, *,
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=_Parser)
     for command in commands:
-        p = sub.add_parser(command.name, help=command.help)
+        p = sub.add_parser(command.name, help=command.help,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         if arguments_for is None or command.name in arguments_for:
             command.add_arguments(p)
+            _describe(p, command.name)
         p.set_defaults(run=command.run)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser, name: str) -> None:
+    """The command's description and examples from :data:`helptext.HELP` (and those of
+    its own sub-commands: ``mcp list``)."""
+    from obelisk.cli.helptext import HELP, epilog
+
+    if name in HELP:
+        description, examples = HELP[name]
+        import textwrap
+
+        parser.description = textwrap.fill(description, 79)
+        parser.epilog = epilog(examples)
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for word, nested in action.choices.items():
+                _describe(nested, f"{name} {word}")
 
 
 def _tolerant(stream: TextIO) -> TextIO:

@@ -41,7 +41,6 @@ from obelisk import (
     CompiledPlan,
     Context,
     JournalUnreadable,
-    MessageError,
     ToolError,
     render_text,
     thaw,
@@ -62,12 +61,14 @@ from obelisk.agent import (
 )
 from obelisk.agent.delegate import missing_delegates
 from obelisk.agent.result import AgentResult, AgentStatus
+from obelisk.cli.agentfile import agent_context, read_agent_file
 from obelisk.cli.agentview import AgentView
 from obelisk.cli.common import EXIT_FAILED, EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments, check_dask_options
 from obelisk.cli.dask import run_agent as dask_agent
 from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import Interrupts
+from obelisk.cli.llmargs import add_context_options, add_llm_options, make_llm
 from obelisk.cli.mcp import (
     activities_for,
     add_mcp_arguments,
@@ -79,11 +80,8 @@ from obelisk.cli.review import review, reviewer
 from obelisk.cli.run import add_journal_arguments, open_journal, write_context
 from obelisk.cli.safe import inert, json_text
 from obelisk.cli.terminal import terminal_approval
-from obelisk.jsonio import InputError, load_json
-from obelisk.llm import LLM, AnthropicLLM, LLMError, OpenAILLM, ScriptedLLM
-
-AGENT_FILE_FIELDS = frozenset({"description", "context", "tools", "output_schema", "mode",
-                               "max_ticks", "mocks", "mcp"})
+from obelisk.jsonio import InputError
+from obelisk.llm import LLM
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,10 +94,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the provider's base URL (a local OpenAI-compatible server...)")
     parser.add_argument("--activities", metavar="pkg.mod:NAME",
                         help="a dict of activities (without it, the file's mocks answer)")
-    parser.add_argument("--mode", choices=["eager", "lazy"])
+    parser.add_argument("--mode", choices=["eager", "lazy"],
+                        help="eager: calls and output each tick; lazy: a plan to review "
+                             "before it runs (default: the file's mode, else eager)")
     parser.add_argument("--approve", action="store_true",
                         help="ask before each call (eager) or each plan (lazy)")
-    parser.add_argument("--max-ticks", type=int, metavar="N")
+    parser.add_argument("--max-ticks", type=int, metavar="N",
+                        help="the tick budget: the run ends max_ticks after N ticks without "
+                             "an output (default: the file's max_ticks, else 25)")
     parser.add_argument("--max-requests", type=int, metavar="N",
                         help="at most N LLM requests, delegates included (default 200)")
     parser.add_argument("--max-tokens", type=int, metavar="N",
@@ -118,61 +120,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interpreter", choices=["asyncio", "dask"], default="asyncio",
                         help="dask: run the activities on a Dask cluster")
     add_events_argument(parser)
+    add_context_options(parser)
+    add_llm_options(parser)
     add_journal_arguments(parser)
     add_mcp_arguments(parser, runs=True)
     add_dask_arguments(parser)
-
-
-def read_agent_file(path: str) -> dict[str, Any]:
-    """The agent file, checked field by field (every problem an :class:`InputError`)."""
-    data = load_json(path)
-    if not isinstance(data, Mapping):
-        raise InputError(f"{path}: an agent file is a JSON object with context, tools and "
-                         "output_schema")
-    unknown = sorted(k for k in data if k not in AGENT_FILE_FIELDS)
-    if unknown:
-        raise InputError(f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; an agent "
-                         f"file has {', '.join(sorted(AGENT_FILE_FIELDS))}")
-    for key, kind in (("context", list), ("tools", list), ("mocks", Mapping)):
-        if key in data and not isinstance(data[key], kind):
-            raise InputError(f'{path}: "{key}" must be '
-                             + ("an array" if kind is list else "an object"))
-    if data.get("mode", "eager") not in ("eager", "lazy"):
-        raise InputError(f'{path}: "mode" must be "eager" or "lazy"')
-    return dict(data)
-
-
-def make_llm(spec: str, base_url: str | None) -> LLM:
-    """The adapter ``--llm`` names; a bad spec, script or missing SDK is an InputError."""
-    kind, _, rest = spec.partition(":")
-    if not rest:
-        raise InputError(f"--llm takes script:FILE, openai:MODEL or anthropic:MODEL, got {spec!r}")
-    if kind == "script":
-        script = load_json(rest)
-        if isinstance(script, list):
-            return ScriptedLLM(script)
-        if isinstance(script, Mapping) and isinstance(script.get("solutions"), list) and (
-                isinstance(script.get("latent", {}), Mapping)) and _delays_ok(script):
-            return ScriptedLLM(script["solutions"], latent=dict(script.get("latent", {})),
-                               delays=script.get("delays", 0.0))
-        raise InputError(f'{rest}: a script is an array of solutions or an object '
-                         '{"solutions": [...], "latent": {tool: [answers]}, '
-                         '"delays": SECONDS or [SECONDS, ...]}')
-    try:
-        if kind == "openai":
-            return OpenAILLM(rest, base_url=base_url)
-        if kind == "anthropic":
-            return AnthropicLLM(rest, base_url=base_url)
-    except LLMError as exc:
-        raise InputError(f"--llm {kind}: {exc.detail}") from None
-    raise InputError(f"--llm: unknown adapter {kind!r} (script, openai or anthropic)")
-
-
-def _delays_ok(script: Mapping[str, Any]) -> bool:
-    delays = script.get("delays", 0.0)
-    values = delays if isinstance(delays, list) else [delays]
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
-               for v in values)
 
 
 def _show_plan(plan: CompiledPlan, stream: TextIO) -> None:
@@ -248,16 +200,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the agent; exit 0 when it completed, 1 otherwise."""
     check_dask_options(args)
     spec = read_agent_file(args.file)
-    llm = make_llm(args.llm, args.base_url)
+    llm = make_llm(args.llm, args.base_url, args)
     loaded = load_activities(args.activities) if args.activities else None
     servers = servers_for(args, err, spec.get("mcp"), args.file)
     activities = activities_for(args, err, loaded) or None
     mode = args.mode or spec.get("mode")
     max_ticks = _max_ticks(args, spec)
-    try:
-        context = Context.of(spec.get("context", []))
-    except MessageError as exc:
-        raise InputError(f"{args.file}: context {exc}") from None
+    context = agent_context(spec, args.file, args)  # with --context and --input
     lazy = mode == "lazy"
     options: dict[str, Any] = {
         "budgets": budgets_of(args),

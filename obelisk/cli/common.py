@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
+#: ``--interpreter``'s help, for every command that takes it.
+INTERPRETER_HELP = ("sync: one call at a time, in plan order (default); asyncio: every "
+                    "ready call at once")
+
 
 class AddArguments(Protocol):
     """Declares a command's arguments and options on its sub-parser."""
@@ -69,13 +73,16 @@ def add_inputs(parser: argparse.ArgumentParser, *, runs: bool = False) -> None:
     add_mcp_arguments(parser, runs=runs)
 
 
-def read_inputs(path: str, args: argparse.Namespace, err: TextIO = sys.stderr) -> PlanFile:
-    """The plan file at ``path``, with the tools and context of ``--tools`` and
-    ``--context`` put before its own (a later tool definition replaces an earlier one),
-    and the tools of its MCP servers (``--mcp``, its ``mcp`` field) before those."""
-    from obelisk.planfile import read_plan_file
+def read_inputs(path: str, args: argparse.Namespace, err: TextIO = sys.stderr,
+                pf: PlanFile | None = None) -> PlanFile:
+    """The plan file at ``path`` (``pf`` when it was read already), with the tools and
+    context of ``--tools`` and ``--context`` put before its own (a later tool definition
+    replaces an earlier one), and the tools of its MCP servers (``--mcp``, its ``mcp``
+    field) before those."""
+    if pf is None:
+        from obelisk.planfile import read_plan_file
 
-    pf = read_plan_file(path)
+        pf = read_plan_file(path)
     if getattr(args, "mcp", None) or getattr(args, "mcp_config", None) or pf.mcp is not None:
         from obelisk.cli.mcp import with_mcp_tools
 
@@ -83,7 +90,7 @@ def read_inputs(path: str, args: argparse.Namespace, err: TextIO = sys.stderr) -
     tools: list[Any] = []
     context: list[Any] = []
     if getattr(args, "context", None):
-        context = _messages(args.context)
+        context = context_messages(args.context)
         tools += [m["tool"] for m in context
                   if isinstance(m, Mapping) and m.get("type") == "tool" and "tool" in m]
     if getattr(args, "tools", None):
@@ -98,7 +105,7 @@ def read_inputs(path: str, args: argparse.Namespace, err: TextIO = sys.stderr) -
 def read_inputs_without_plan(args: argparse.Namespace, err: TextIO = sys.stderr) -> list[Any]:
     """The tools of ``--mcp``, ``--tools`` and ``--context`` alone (``schema`` without a
     plan file)."""
-    context = _messages(args.context) if args.context else []
+    context = context_messages(args.context) if args.context else []
     tools = [m["tool"] for m in context
              if isinstance(m, Mapping) and m.get("type") == "tool" and "tool" in m]
     mcp: list[Any] = []
@@ -123,7 +130,8 @@ def _tools(path: str) -> list[Any]:
     return data
 
 
-def _messages(path: str) -> list[Any]:
+def context_messages(path: str) -> list[Any]:
+    """The messages of a context file: an array, or an object with a "context" array."""
     data = load_json(path)
     if isinstance(data, dict):
         if "context" not in data:
@@ -138,7 +146,7 @@ def load_context(path: str) -> Context:
     """A context from a file: an array of messages, or an object with a "context" array."""
     from obelisk import Context, MessageError
 
-    data = _messages(path)
+    data = context_messages(path)
     try:
         return Context.of(data)
     except MessageError as exc:

@@ -30,12 +30,13 @@ from obelisk import (
     resume_async,
 )
 from obelisk.agent import AgentError
-from obelisk.cli.agent import make_llm, plan_prompt, print_result, tick_printer
+from obelisk.cli.agent import plan_prompt, print_result, tick_printer
 from obelisk.cli.common import EXIT_OK, Command, load_activities
 from obelisk.cli.dask import add_dask_arguments
 from obelisk.cli.dask import resume_plan as dask_resume
 from obelisk.cli.events import add_events_argument, events_file
 from obelisk.cli.interrupt import Interrupts
+from obelisk.cli.llmargs import make_llm
 from obelisk.cli.mcp import activities_for, add_mcp_arguments, approval_for, check_recorded
 from obelisk.cli.run import (
     Display,

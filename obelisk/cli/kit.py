@@ -13,7 +13,7 @@ import sys
 from typing import TextIO
 
 from obelisk import plural
-from obelisk.cli.common import Command
+from obelisk.cli.common import INTERPRETER_HELP, Command
 from obelisk.cli.paint import paint_for, word
 from obelisk.cli.safe import inert, inert_lines
 from obelisk.jsonio import InputError
@@ -53,7 +53,8 @@ def add_conformance_arguments(parser: argparse.ArgumentParser) -> None:
     ``--strict``, ``--export``, ``--timeout``."""
     parser.add_argument("paths", nargs="*", metavar="PATH",
                    help="vector files or folders of *.json (default: the bundled pack)")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync",
+                        help=INTERPRETER_HELP)
     parser.add_argument("-q", "--quiet", action="store_true",
                    help="print only failures and the total")
     parser.add_argument("--against", metavar="COMMAND",

@@ -27,6 +27,7 @@ from obelisk import (
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    INTERPRETER_HELP,
     Command,
     add_inputs,
     add_plan_file,
@@ -56,7 +57,8 @@ def add_dry_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mocks", metavar="M.json", action="append",
                         help="mocks by tool name (added to the file's; give it again to add "
                              "more files: a tool mocked differently twice is refused)")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync",
+                        help=INTERPRETER_HELP)
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--explore", action="store_true", help="run every combination of branches")
     parser.add_argument("--json", action="store_true", help="print the JSON report")
@@ -127,7 +129,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--activities", metavar="MODULE:NAME",
                         help="an importable dict of activity name -> callable (optional "
                              "with --mcp: MCP tools need none)")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"], default="sync")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio", "dask"], default="sync",
+                        help=INTERPRETER_HELP + "; dask: the activities run on a Dask "
+                             "cluster (see --dask-scheduler)")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
     parser.add_argument("--approve", action="store_true", help="ask at the terminal before each call")
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")

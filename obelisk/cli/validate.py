@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TextIO
+from typing import Any, TextIO
 
 from obelisk import (
     Diagnostic,
@@ -16,6 +16,7 @@ from obelisk import (
     plural,
     summary,
 )
+from obelisk.cli.agentfile import check_max_ticks, file_request, read_plan_or_agent
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -43,7 +44,9 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
     """FILE..., ``--format``, ``--tools``, ``--context``, ``--min-severity``, ``--fail-on``."""
     parser.add_argument("files", metavar="FILE", nargs="+",
                         help="plan files or directories of them (*.json), or - for stdin")
-    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    parser.add_argument("--format", choices=["text", "json", "sarif"], default="text",
+                        help="text for people (default), json (one object per diagnostic, "
+                             "with file, line and column) or sarif (for code scanning)")
     add_inputs(parser)
     parser.add_argument("--min-severity", choices=["info", "warning", "error"], default="info",
                         help="show only diagnostics at least this severe (default: info)")
@@ -76,7 +79,12 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reports: list[tuple[PlanFile, list[Diagnostic], list[Where | None]]] = []
     for path in _expand(args.files):
         try:
-            pf = read_inputs(path, args, err)
+            found = read_plan_or_agent(path)
+            if isinstance(found, dict):  # an agent file: checked as obelisk agent reads it
+                if args.format == "text":
+                    print(_agent_summary(found, path, args, err), file=out)
+                continue
+            pf = read_inputs(path, args, err, found)
             plan = compile_file(pf)
         except InputError as exc:
             if len(args.files) == 1 and path == args.files[0]:
@@ -111,6 +119,27 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(json_text(to_sarif_files([(pf.name, ds, ws) for pf, ds, ws in reports],
                                        __version__), stream=out), file=out)
     return code
+
+
+def _agent_summary(spec: dict[str, Any], path: str, args: argparse.Namespace,
+                   err: TextIO) -> str:
+    """The line ``validate`` prints for an agent file whose first request builds."""
+    _no_plan_inputs(args, path)
+    name = "standard input" if path == "-" else path
+    check_max_ticks(spec, name)
+    request = file_request(spec, name, args, err)
+    return (f"{inert(name)}: agent file, {plural(len(spec.get('tools', [])), 'tool')}, "
+            f"{plural(len(spec.get('context', [])), 'message')}: no problems (its first "
+            f"request has {len(request.render()):,} characters: obelisk request "
+            f"{inert(path)})")
+
+
+def _no_plan_inputs(args: argparse.Namespace, path: str) -> None:
+    """An agent file holds its own tools and context: ``--tools``/``--context`` are not
+    put before them (``obelisk agent`` takes none), so giving them is refused."""
+    if getattr(args, "tools", None) or getattr(args, "context", None):
+        raise InputError(f"{path} is an agent file: --tools and --context apply to plan "
+                         "files (an agent file holds its own tools and context)")
 
 
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
@@ -199,7 +228,14 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(json_text(PLAN_FILE_SCHEMA, stream=out), file=out)
         return EXIT_OK
     if args.file is not None:
-        tools = read_inputs(args.file, args, err).tools
+        found = read_plan_or_agent(args.file)
+        if isinstance(found, dict):  # an agent file: the solution schema of its requests
+            _no_plan_inputs(args, args.file)
+            name = "standard input" if args.file == "-" else args.file
+            print(json_text(file_request(found, name, args, err).schema, stream=out),
+                  file=out)
+            return EXIT_OK
+        tools = read_inputs(args.file, args, err, found).tools
         name = "standard input" if args.file == "-" else args.file
     elif args.tools or args.context or args.mcp or args.mcp_config:
         tools = read_inputs_without_plan(args, err)

@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from obelisk import JournalError, JournalUnreadable
-from obelisk.cli.agent import make_llm
 from obelisk.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    INTERPRETER_HELP,
     Command,
     add_inputs,
     add_plan_file,
@@ -31,6 +31,7 @@ from obelisk.cli.common import (
     load_activities,
     read_inputs,
 )
+from obelisk.cli.llmargs import make_llm
 from obelisk.cli.render import render_refusal
 from obelisk.cli.run import add_lease_argument, open_journal
 from obelisk.cli.safe import inert
@@ -46,7 +47,8 @@ def add_submit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the journal: an SQLite file or a postgresql:// URL")
     parser.add_argument("--run", dest="run_id", metavar="ID", help="the run's id (default: new)")
     parser.add_argument("--instances", action="store_true", help="map the plan over the instances")
-    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync")
+    parser.add_argument("--interpreter", choices=["sync", "asyncio"], default="sync",
+                        help=INTERPRETER_HELP)
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per call (asyncio)")
     parser.add_argument("--max-concurrency", type=int, metavar="N", help="calls at once (asyncio)")
 

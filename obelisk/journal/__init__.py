@@ -8,7 +8,14 @@ a time (an epoch and a lease): see docs/durable.md for what is guaranteed.
 """
 
 from obelisk.journal.agent import AgentRun
-from obelisk.journal.agentruns import RecordedAgent, recorded_agent, resume, resume_agent, run_kind
+from obelisk.journal.agentruns import (
+    RecordedAgent,
+    recorded_agent,
+    recorded_request,
+    resume,
+    resume_agent,
+    run_kind,
+)
 from obelisk.journal.journal import Journal
 from obelisk.journal.lease import DEFAULT_LEASE
 from obelisk.journal.recorder import RunRecorder, idempotency_key
@@ -44,6 +51,6 @@ __all__ = [
     "JournalError", "JournalUnreadable", "JournalWriteError", "Ownership", "Record",
     "RecordKind", "Recorded", "RecordedAgent", "recorded_events", "RunHeader", "RunOwned", "RunRecorder",
     "RunTakenOver", "SqliteStore", "Store", "history", "idempotency_key", "recorded",
-    "recorded_agent", "resume", "resume_agent", "resume_async", "run_durable",
+    "recorded_agent", "recorded_request", "resume", "resume_agent", "resume_async", "run_durable",
     "run_durable_async", "run_kind", "RunStopped", "Worker", "WorkerReport", "submit",
 ]

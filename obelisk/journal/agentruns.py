@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from obelisk.agent.hooks import AgentObserver, OnPlan
+from obelisk.agent.hooks import AgentObserver, Asked, OnPlan
 from obelisk.agent.loop import run_agent
+from obelisk.agent.probe import Probe
 from obelisk.agent.result import AgentResult
 from obelisk.core.context import Context
 from obelisk.interpreters.activities import Activity
@@ -118,6 +119,23 @@ async def _go_on(journal: Journal, run: RecordedAgent, llm: LLM,
         stream=bool(options.get("stream")),
         delegate_root=delegate_root, journal=journal, run_id=run.header.run_id,
         on_event=on_event)
+
+
+def recorded_request(journal: Journal, run_id: str | None = None, *, tick: int | None = None,
+                     activity_names: Collection[str] = ()) -> Asked:
+    """The request the agent run ``run_id`` (None: the newest) of ``journal`` sends at
+    ``tick`` (None: the newest tick it reaches without asking the LLM, an activity or a
+    hook: the next one when the run goes on), built by the loop as the run is replayed;
+    ``activity_names`` the activities it is resumed with. The replay claims the run and
+    may record: give it a copy of a journal in use. Raises
+    :class:`obelisk.agent.AgentError` when the record does not reach the tick."""
+    options = recorded_agent(journal, run_id).options
+    probe = Probe(tick)
+    return asyncio.run(probe.run(resume_agent(
+        journal, run_id, llm=probe, activities=probe.activities(activity_names) or None,
+        approve=probe.approve if options.get("approvals") else None,
+        on_plan=probe.on_plan if options.get("on_plan") else None,
+        observer=probe.observer, take_over=True)))
 
 
 def resume(journal: Journal, run_id: str | None = None, *,

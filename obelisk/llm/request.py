@@ -66,6 +66,14 @@ class Request:
         """The turns as ``{"role", "content"}`` objects, the system text first."""
         return [{"role": "system", "content": self.system}] + [t.to_json() for t in self.messages]
 
+    def to_json(self) -> dict[str, Any]:
+        """The request as provider-neutral JSON: ``name``, ``template_version``, ``tool``
+        (a sub-request's), ``system``, ``messages`` (``{"role", "content"}``) and
+        ``schema`` (``obelisk request --json``)."""
+        return {"name": self.name, "template_version": self.template_version,
+                "tool": self.tool, "system": self.system,
+                "messages": [t.to_json() for t in self.messages], "schema": self.schema}
+
     def render(self) -> str:
         """The whole request as one text (system, turns, schema): what golden tests pin."""
         parts = [f"[system]\n{self.system}"]

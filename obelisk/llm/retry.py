@@ -40,13 +40,16 @@ class RetryPolicy:
 
     ``timeout`` bounds each request as a whole, however slowly the server sends it: the
     whole answer, or a stream's opening and its first chunk. ``stream_timeout`` bounds a
-    whole stream, from its opening to its last chunk."""
+    whole stream, from its opening to its last chunk. ``knobs`` are the
+    names the give-up message tells the user to raise (the command line's options,
+    ``--max-attempts`` and ``--timeout``, where it has them; none: it says try again)."""
 
     max_attempts: int = 4
     timeout: float = 60.0
     base_delay: float = 0.5
     max_delay: float = 30.0
     stream_timeout: float = 600.0
+    knobs: tuple[str, ...] = ("max_attempts", "timeout")
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (from 1)."""
@@ -78,6 +81,13 @@ class Malformed(ObeliskError):
 MALFORMED_RETRIES = 1
 
 
+def _raise(knobs: tuple[str, ...]) -> str:
+    """The give-up message's hint: raise the budget (by these names), or try again."""
+    if not knobs:
+        return " (try again later)"
+    return f" (raise {' or '.join(knobs)}, or try again later)"
+
+
 async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
                        policy: RetryPolicy, sleep: Sleep = asyncio.sleep,
                        secret: str | None = None) -> T:
@@ -97,7 +107,7 @@ async def with_retries(attempt: Callable[[], Awaitable[T]], *, provider: str,
             if number >= policy.max_attempts:
                 raise LLMError(
                     redact(f"gave up after {plural(number, 'attempt')}: {exc}", secret)
-                    + " (raise max_attempts or timeout, or try again later)",
+                    + _raise(policy.knobs),
                     provider=provider, status=exc.status, failure=exc.failure,
                     attempts=number) from None
             span_event("obelisk.retry", {"obelisk.attempt": number,

@@ -170,3 +170,17 @@ def test_the_agent_command_reports_a_broken_saved_request_before_the_run(
     code, printed = cli("agent", str(agent), "--llm", f"script:{script}",
                         "--delegate-root", str(tmp_path))
     assert code == 2 and '"schema" is not a JSON Schema' in printed and "tick" not in printed
+
+
+@pytest.mark.parametrize(("text", "where", "word"), [
+    ('{"plan": [\n  {"_tool": "t", "x": NaN}]}', "line 2, column 23", "NaN"),
+    ('{"s": "NaN -Infinity", "n": -Infinity}', "line 1, column 29", "-Infinity"),
+    ('[1, Infinity]', "line 1, column 5", "Infinity"),
+])
+def test_nan_and_infinity_are_refused_with_their_line_and_column(text: str, where: str,
+                                                                 word: str) -> None:
+    # docs/plan-files.md promises the place; before, only "NaN is not a JSON number".
+    with pytest.raises(InputError) as caught:
+        parse_json(text, "plan.json")
+    assert str(caught.value).startswith(f"plan.json: {where}: {word} is not a JSON number")
+    assert caught.value.excerpt is not None  # the line, with a caret under it

@@ -142,6 +142,24 @@ def test_an_agent_plans_over_mcp_tools(tmp_path: pathlib.Path) -> None:
     assert '"total": 5' in out and "completed" in out
 
 
+def test_request_shows_the_mcp_servers_tools(tmp_path: pathlib.Path) -> None:
+    # obelisk request takes --mcp as obelisk agent does: the servers' tools are in the
+    # solution schema, and their activities drop _output (they run, not the LLM).
+    agent = tmp_path / "agent.json"
+    agent.write_text(json.dumps({"context": [{"type": "input", "n": 4}],
+                                 "output_schema": {"type": "object"}}), encoding="utf-8")
+    code, out, err = cli("request", str(agent), "--mcp", stdio_spec(), "--json")
+    assert code == 0, err
+    branches = json.loads(out)["schema"]["properties"]["calls"]["items"]["anyOf"]
+    tools = {b["properties"]["_tool"]["const"]: b["properties"] for b in branches}
+    assert {"t.add", "t.shout"} <= tools.keys()
+    assert "_output" not in tools["t.add"] and tools["t.add"]["_activity"]["const"] == "t.add"
+    code, out, err = cli("schema", str(agent), "--mcp", stdio_spec())
+    assert code == 0 and "t.add" in out, err
+    code, out, err = cli("request", str(agent))  # without the server: no such tool
+    assert code == 0 and "t.add" not in out
+
+
 def test_resume_refuses_a_tool_whose_schema_changed(plan_file: pathlib.Path,
                                                     tmp_path: pathlib.Path) -> None:
     journal = tmp_path / "run.db"
