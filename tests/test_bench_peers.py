@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 
 import pytest
-from bench_scripts import load_script
+from bench_scripts import BENCH, load_script
 
 peers = load_script("peers", "bench_peers")
 SIZES = [3, 10, 57]
@@ -43,12 +45,34 @@ def test_measure_checks_every_engine_answer(kind: str) -> None:
         assert compile_clock.cpu >= 0 and run_clock.wall >= 0
 
 
-@pytest.mark.skipif(not peers.have_langgraph(), reason="LangGraph is not installed here "
-                    "(bench/peers.py installs it in its own environment)")
+PEERS_PYTHON = BENCH / ".peers-venv" / "bin" / "python"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", peers.KINDS)
 def test_langgraph_gives_the_expected_answer(kind: str) -> None:
-    graph = peers.langgraph_build(kind, 12)
-    assert asyncio.run(peers.langgraph_run(graph, kind, 12)) == peers.expected(kind, 12)
+    if peers.have_langgraph():
+        graph = peers.langgraph_build(kind, 12)
+        assert asyncio.run(peers.langgraph_run(graph, kind, 12)) == peers.expected(kind, 12)
+        return
+    if PEERS_PYTHON.exists():  # LangGraph lives in the benchmarks' own environment
+        code = ("import asyncio, sys\n"
+                "sys.path.insert(0, sys.argv[1])\n"
+                "import peers\n"
+                "kind = sys.argv[2]\n"
+                "graph = peers.langgraph_build(kind, 12)\n"
+                "got = asyncio.run(peers.langgraph_run(graph, kind, 12))\n"
+                "print('right' if got == peers.expected(kind, 12) else f'wrong: {got!r}')\n")
+        done = subprocess.run([str(PEERS_PYTHON), "-c", code, str(BENCH), kind],
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.strip() == "right", done.stdout
+        return
+    if os.environ.get("OBELISK_REQUIRE_LANGGRAPH"):
+        pytest.fail("OBELISK_REQUIRE_LANGGRAPH is set, but LangGraph is neither importable "
+                    f"nor in {PEERS_PYTHON.parent.parent} (.ci/run makes it)")
+    pytest.skip("LangGraph is not installed here (bench/peers.py installs it in its own "
+                "environment, bench/.peers-venv)")
 
 
 def test_the_instruction_counts_child_runs_both_engines_and_checks_their_answers() -> None:
