@@ -229,7 +229,7 @@ async def _loop(ctx: Context, run_mode: Mode, options: Options) -> AgentResult:
             return AgentResult(state.context, AgentStatus.STALLED, None, pvector(ticks),
                                f"{stalls} ticks in a row without calls or output")
     return AgentResult(state.context, AgentStatus.MAX_TICKS, None, pvector(ticks),
-                       f"no output after {max_ticks} ticks")
+                       f"no output after {max_ticks} tick{'' if max_ticks == 1 else 's'}")
 
 
 def run_agent_sync(context: Context | Iterable[Any], llm: LLM, **options: Any) -> AgentResult:

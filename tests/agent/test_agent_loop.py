@@ -85,6 +85,13 @@ def test_statuses(solutions: Any, options: dict[str, Any], status: AgentStatus, 
     assert result.reason
 
 
+@pytest.mark.parametrize(("budget", "reason"), [(1, "no output after 1 tick"),
+                                                 (3, "no output after 3 ticks")])
+def test_the_tick_budget_reason_counts_in_words(budget: int, reason: str) -> None:
+    result = agent([{"calls": [CALL], "output": None}] * budget, max_ticks=budget)
+    assert (result.status, result.reason) == (AgentStatus.MAX_TICKS, reason)
+
+
 def test_a_tick_appends_its_writes_then_its_plan_message_with_outcomes() -> None:
     result = agent(S)
     (plan,) = plans(result)
