@@ -8,17 +8,10 @@ import pathlib
 from typing import Any
 
 import pytest
-
-from obelisk.cli import main
+from clirun import cli as run
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = str(ROOT / "examples/context.json")
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write(tmp_path: pathlib.Path, content: Any, name: str = "context.json") -> str:

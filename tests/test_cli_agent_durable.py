@@ -9,8 +9,7 @@ import pathlib
 import sys
 
 import pytest
-
-from obelisk.cli import main
+from clirun import cli as run
 
 TESTS = pathlib.Path(__file__).parent
 sys.path.insert(0, str(TESTS))
@@ -20,12 +19,6 @@ ACTS = "durable_activities:ACTIVITIES"
 FIRST = {"calls": [{"_tool": "work", "i": 1, "_outputPath": "†s.a"},
                    {"_tool": "work", "i": 2, "_outputPath": "†s.b"}], "output": None}
 LAST = {"calls": [], "output": "†s.b.n"}
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

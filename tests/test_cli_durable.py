@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 import sys
 from typing import Any
 
 import pytest
+from clirun import cli as run
 
 import obelisk
-from obelisk.cli import main
 
 TESTS = pathlib.Path(__file__).parent
 sys.path.insert(0, str(TESTS))
 import durable_activities as acts  # noqa: E402
 
 ACTS = "durable_activities:ACTIVITIES"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ import pathlib
 import sys
 
 import pytest
+from clirun import cli as run
 from test_cli_terminal import spawn
 
-from obelisk.cli import main
 from obelisk.cli.review import reviewer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -24,12 +24,6 @@ REFUND = {"type": "object", "description": "Refund an order.",
           "properties": {"_tool": {"const": "refund"}, "orderId": {"type": "string"}}}
 CALL = {"_tool": "refund", "orderId": "o-1", "_outputPath": "†state.refund"}
 QUESTION = "[a]pprove, [e]dit, [r]eject the plan? "
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

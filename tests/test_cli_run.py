@@ -14,9 +14,9 @@ import sys
 from typing import Any
 
 import pytest
+from clirun import cli as run
 
 from obelisk import dry_run
-from obelisk.cli import main
 from obelisk.planfile import read_plan_file
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -24,12 +24,6 @@ TESTS = ROOT / "tests"
 PAYMENT = str(ROOT / "examples/payment.json")
 MODERATION = str(ROOT / "examples/moderation.json")
 ACTIVITIES = "sample_activities:ACTIVITIES"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write(tmp_path: pathlib.Path, content: Any, name: str = "plan.json") -> str:

@@ -14,6 +14,7 @@ import sys
 
 import pexpect
 import pytest
+from clirun import cli as run
 
 from obelisk.cli import main
 
@@ -36,12 +37,6 @@ def boom(call, tool, context):
 
 ACTS = {"slow": slow, "boom": boom}
 """
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_the_status_words_agree_with_the_exit_code(tmp_path: pathlib.Path) -> None:

@@ -13,8 +13,8 @@ import sys
 import time
 
 import pytest
+from clirun import cli
 
-from obelisk.cli import main
 from obelisk.examples import folder
 from obelisk.examples.__main__ import copy_examples
 from obelisk.examples.__main__ import main as copy_main
@@ -22,12 +22,6 @@ from obelisk.examples.__main__ import main as copy_main
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 SHOP, ASSISTANT = "obelisk.examples.shop:ACTIVITIES", "obelisk.examples.assistant:ACTIVITIES"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # (plan file, activities, a line the run prints): every plan example runs for real.

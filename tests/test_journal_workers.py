@@ -5,7 +5,6 @@ upgraded; a URL's password is never printed."""
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 import sqlite3
@@ -15,21 +14,15 @@ from typing import Any
 
 import durable_activities as acts
 import pytest
+from clirun import cli
 
 import obelisk
 from obelisk import Journal, RecordKind
-from obelisk.cli import main
 from obelisk.journal import RunStopped, Worker, submit
 from obelisk.journal.sqlite import APPLICATION_ID
 from obelisk.urls import hide_from_title, shown
 
 ACTS = "durable_activities:ACTIVITIES"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

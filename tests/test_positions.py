@@ -3,15 +3,14 @@ file (text, JSON and SARIF output), found only when something is reported."""
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 
 import pytest
+from clirun import cli as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from obelisk.cli import main
 from obelisk.positions import Source, locate, string_offsets, where_all
 
 TOOL = {"type": "object",
@@ -29,12 +28,6 @@ PLAN = """{
   ]
 }
 """.replace("TOOL", json.dumps(TOOL))
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- the scanner ---------------------------------------------------------------------------

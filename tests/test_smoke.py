@@ -1,19 +1,11 @@
 """The README's promises, end to end through the command line."""
 
-import io
 import pathlib
 
 import pytest
-
-from obelisk.cli import main
+from clirun import cli as run
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_resolve_example() -> None:

@@ -9,12 +9,12 @@ Behaviour visible through the vector format is in tests/conformance/audit-*.json
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import pathlib
 from typing import Any
 
 import pytest
+from clirun import cli
 
 from obelisk import (
     MISSING,
@@ -26,7 +26,6 @@ from obelisk import (
     run_async,
     run_sync,
 )
-from obelisk.cli import main
 from obelisk.interpreters.reporting import report
 from obelisk.kit.conformance import check_vector
 
@@ -36,12 +35,6 @@ INTERPRETERS = ["sync", "asyncio"]
 def run_both(plan: list[Any], context: list[Any] | None = None, **kwargs: Any) -> list[Any]:
     """The same real run under run_sync and run_async."""
     return [run_sync(plan, context, **kwargs), asyncio.run(run_async(plan, context, **kwargs))]
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- SEMANTICS §5: what an activity receives ----------------------------------------------

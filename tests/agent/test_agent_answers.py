@@ -4,16 +4,15 @@ solution judged as a whole one, ``\\†`` in the output, and the small texts of 
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 import sys
 from typing import Any
 
 import pytest
+from clirun import cli
 
 from obelisk.agent import AgentResult, AgentStatus, run_agent_sync, solution_schema, strict_schema
-from obelisk.cli import main
 from obelisk.core.plain import thaw
 from obelisk.core.values import MISSING
 from obelisk.llm import AnthropicLLM, LLMError, ScriptedLLM, Unusable, Usage
@@ -217,12 +216,6 @@ def test_anthropic_with_a_base_url_sends_a_placeholder_key(
     AnthropicLLM("m", base_url="http://127.0.0.1:9")  # no key asked for
     with pytest.raises(LLMError, match="ANTHROPIC_API_KEY"):
         AnthropicLLM("m")
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_the_command_line_names_the_provider_once(

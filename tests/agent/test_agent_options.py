@@ -5,15 +5,15 @@ hint that names only options the command has."""
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import pathlib
 import re
 import sys
 
 import pytest
+from clirun import cli
 
-from obelisk.cli import build_parser, main
+from obelisk.cli import build_parser
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "llm"))
@@ -22,12 +22,6 @@ from servers import error, openai_completion, serve  # noqa: E402
 EXAMPLES = ROOT / "examples" / "agent"
 REFUND = str(EXAMPLES / "refund.json")
 SCRIPT = f"script:{EXAMPLES / 'refund.solutions.json'}"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def options_of(command: str) -> set[str]:

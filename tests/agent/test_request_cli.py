@@ -4,27 +4,20 @@ item 6): what is printed is what the agent loop sends, tick by tick, built by th
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import pathlib
 from typing import Any
 
 import pytest
+from clirun import cli
 
 from obelisk import Context, ScriptedLLM, run_agent_sync
 from obelisk.agent import AgentError, run_agent
 from obelisk.agent.probe import Probe
-from obelisk.cli import main
 from obelisk.llm import Reply, Request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "agent"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 class Recording(ScriptedLLM):

@@ -13,7 +13,6 @@ Every test here failed on the code before its fix.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pathlib
@@ -24,10 +23,10 @@ import sys
 import time
 
 import pytest
+from clirun import cli
 
 import obelisk
 from obelisk import Journal
-from obelisk.cli import main
 from obelisk.journal import Record, RunOwned, RunRecorder, RunTakenOver, submit
 
 TESTS = pathlib.Path(__file__).parent.parent
@@ -41,12 +40,6 @@ ACTS = "durable_activities:ACTIVITIES"
 WRONG_SHAPES = ["[]", "1", '"text"', "null", "{}", '{"date": 1, "returned": 2}',
                 '{"status": [1]}', '{"in": "x", "out": null}', '{"verdict": 5}',
                 '{"run": 3}', '{"raised": 1, "message": 2}', '{"date": "d", "chose": 1}']
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import pathlib
 import shlex
 import sys
-
-from obelisk.cli import main
 
 HERE = pathlib.Path(__file__).resolve().parent
 PYTHON = shlex.quote(sys.executable)
@@ -22,10 +19,3 @@ def script(name: str, *args: str) -> str:
     if not path.exists():
         path = HERE / "adapters" / f"{name}.py"
     return " ".join([PYTHON, shlex.quote(str(path)), *map(shlex.quote, args)])
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """Run ``obelisk`` in process; returns (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()

@@ -8,10 +8,11 @@ import pathlib
 from typing import Any
 
 import pytest
+from clirun import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from kit_helpers import OBELISK_ADAPTER, cli, script
+from kit_helpers import OBELISK_ADAPTER, script
 
 from obelisk import Context, WriteError, resolve
 from obelisk.interpreters.reporting import views

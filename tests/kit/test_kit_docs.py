@@ -10,7 +10,7 @@ import shlex
 import shutil
 
 import pytest
-from kit_helpers import cli
+from clirun import cli
 
 from obelisk.kit.client import AdapterClient
 

@@ -11,7 +11,8 @@ import sys
 from typing import Any
 
 import pytest
-from kit_helpers import OBELISK_ADAPTER, cli, script
+from clirun import cli
+from kit_helpers import OBELISK_ADAPTER, script
 
 from obelisk.kit import local
 from obelisk.kit.conformance import check_vector

@@ -11,7 +11,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from kit_helpers import OBELISK_ADAPTER, cli, script
+from clirun import cli
+from kit_helpers import OBELISK_ADAPTER, script
 
 from obelisk.kit.pack import pack_files
 

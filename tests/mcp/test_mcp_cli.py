@@ -3,25 +3,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 
 import pytest
+from clirun import cli
 from mcp_servers import stdio_spec
-
-from obelisk.cli import main
 
 pytestmark = pytest.mark.slow
 
 PLAN = {"plan": [{"_tool": "t.add", "a": 1, "b": 2, "_outputPath": "†state.sum"},
                  {"_tool": "t.shout", "text": "hi", "_outputPath": "†state.text"}]}
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
