@@ -15,6 +15,7 @@ import sys
 import pexpect
 import pytest
 from clirun import cli as run
+from clirun import terminal as spawn
 
 from obelisk.cli import main
 
@@ -90,13 +91,6 @@ def test_every_decision_is_recorded_in_the_context(monkeypatch: pytest.MonkeyPat
 
 
 # -- through a pseudo-terminal ------------------------------------------------------------------
-
-
-def spawn(args: list[str], cwd: pathlib.Path, **env: str) -> pexpect.spawn:
-    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "EDITOR", "VISUAL")}
-    environ.update(TERM="xterm-256color", COLUMNS="100", PYTHONPATH=str(TESTS), **env)
-    return pexpect.spawn(sys.executable, ["-m", "obelisk", *args], cwd=str(cwd), env=environ,
-                         encoding="utf-8", timeout=60, dimensions=(40, 100))
 
 
 def slow_plan(tmp_path: pathlib.Path) -> str:

@@ -4,6 +4,7 @@ for latent calls, delegates)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -76,7 +77,11 @@ async def run_calls(calls: list[Any], context: Context, transcript: Transcript, 
     """Compile the calls (each judged against its branch of the solution schema), ask
     ``on_plan`` in lazy mode, and run the plan."""
     registry = merge_tools(options.tools, [thaw(t) for t in transcript.tools])
-    compiled, verdict = await _compile(calls, registry, context, mode, options, number, judge)
+    try:
+        compiled, verdict = await _compile(calls, registry, context, mode, options, number,
+                                           judge)
+    except asyncio.CancelledError:  # stopped while the reviewer was asked: nothing ran
+        return evolve(ran, cancelled=True)
     if isinstance(verdict, RejectPlan):
         return rejected(ran, compiled, calls, mode, verdict)
     edited = isinstance(verdict, EditPlan)

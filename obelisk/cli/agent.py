@@ -315,6 +315,9 @@ def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
             if options.get("activities"):  # so the terminal can say which still run
                 options["activities"] = {name: stops.wrap(name, fn)
                                          for name, fn in options["activities"].items()}
+            for hook in ("approve", "on_plan"):  # Ctrl-C at a prompt stops the run
+                if options.get(hook) is not None:
+                    options[hook] = stops.prompt(options[hook])
             return stops.run_async(lambda: run_agent(context, llm, **options))
     except (ToolError, AgentError, JournalUnreadable) as exc:
         raise InputError(f"{where}: {exc}") from None

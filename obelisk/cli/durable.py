@@ -124,6 +124,7 @@ def resume_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 gate=approval_for(args, err, run.plan, list(run.plan.tools or ())))
             stops = Interrupts(err)
             display.add(stops.observe)
+            display.approve = stops.prompt(display.approve)
             tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
                        for name, fn in activities.items()}
             try:
@@ -160,6 +161,7 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
                else approval_for(args, err, None, list(run.tools))[0])
     on_plan = plan_prompt(err) if args.approve and reviews else None
     stops = Interrupts(err)
+    approve, on_plan = stops.prompt(approve), stops.prompt(on_plan)
     if activities:
         activities = {name: stops.wrap(name, fn) for name, fn in activities.items()}
     try:

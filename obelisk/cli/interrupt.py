@@ -57,6 +57,8 @@ class Interrupts:
         self.running: dict[int, tuple[str, float]] = {}  # activities running, since when
         self._ids = itertools.count()
         self._told = False  # the waiting line was printed
+        self.prompting = False  # the run waits for an answer at the terminal
+        self._looped = False  # the run is on an event loop (run_async)
 
     @property
     def interrupted(self) -> bool:
@@ -95,6 +97,28 @@ class Interrupts:
             finally:
                 del running[key]
         return run_fn
+
+    def prompt(self, hook: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+        """``hook`` (an approval hook that asks at the terminal) made stoppable: a signal
+        while it waits for an answer ends the prompt at once and stops the run, which then
+        reports as cancelled (on an event loop the prompt blocks the loop, so the signal's
+        ``KeyboardInterrupt`` is turned into the run's cancellation where it is raised)."""
+        if hook is None:
+            return None
+        ask = hook
+
+        @functools.wraps(ask)
+        def asking(call: Any) -> Any:
+            self.prompting = True
+            try:
+                return ask(call)
+            except KeyboardInterrupt:
+                if self._looped and self.stop.is_set():
+                    raise asyncio.CancelledError from None
+                raise
+            finally:
+                self.prompting = False
+        return asking
 
     def observe(self, event: Any) -> None:
         """A run event: a cancelled asyncio run that waits for plain activities says so
@@ -139,12 +163,13 @@ class Interrupts:
         wait for the worker threads of abandoned activities when it closes."""
         loop = asyncio.new_event_loop()
         task = loop.create_task(_awaited(make))
+        self._looped = True
 
         def handle(signum: int, frame: Any) -> None:
             self.count += 1
             self.stop.set()
-            if self.count > 1 and not self.running:
-                raise KeyboardInterrupt
+            if self.prompting or (self.count > 1 and not self.running):
+                raise KeyboardInterrupt  # ends the prompt (see prompt) or the loop
             task.cancel()
             loop.call_soon_threadsafe(lambda: None)  # wake the loop if it waits in select
             if self.count == 1:  # what still runs once the cancel has reached it

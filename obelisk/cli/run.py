@@ -220,6 +220,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                             gate=approval_for(args, err, plan, pf.tools))
     stops = Interrupts(err)
     display.add(stops.observe)
+    display.approve = stops.prompt(display.approve)
     tracked = {name: stops.wrap(name, display.exceptions.wrap(name, fn))
                for name, fn in activities.items()}
     try:

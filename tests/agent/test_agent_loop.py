@@ -289,6 +289,21 @@ def test_cancelling_the_run_keeps_what_finished() -> None:
     assert plans(result)[0]["outcomes"][0]["outcome"] == "cancelled"
 
 
+@pytest.mark.parametrize("mode", ["eager", "lazy"])
+def test_cancelling_at_a_prompt_ends_the_tick_cancelled_with_its_tokens(mode: str) -> None:
+    """A reviewer or approval hook stopped while it asks (Ctrl-C at the terminal's prompt
+    turns into the run's cancellation): the tick the LLM answered is kept, with its tokens,
+    and nothing ran."""
+    def asking(_: Any) -> Any:
+        raise asyncio.CancelledError
+
+    hook = {"on_plan": asking} if mode == "lazy" else {"approve": asking}
+    result = agent([{"calls": [CALL], "output": None}], mode=mode, **hook)
+    assert (result.status, len(result.ticks)) == (AgentStatus.CANCELLED, 1)
+    assert result.ticks[0].usage.input_tokens > 0
+    assert result.reason == "cancelled during tick 1"
+
+
 def test_bad_options_are_refused_before_the_first_tick() -> None:
     with pytest.raises(AgentError):
         agent(S, max_ticks=0)
