@@ -114,10 +114,12 @@ class PlanFollower:
         emit = self.emitter.emit
         match event:
             case Started(node=node, call=call):
-                fields: dict[str, Any] = {}
-                if self.emitter.content and call:
-                    fields["params"] = call
                 self._fold(event)
+                fields: dict[str, Any] = {}
+                if self.emitter.content:
+                    resolved = call or self._resolved(node)
+                    if resolved:
+                        fields["params"] = resolved
                 self.readied.add(node)
                 emit("call_ready", **self._call(node, **fields))
             case Decided(node=node, verdict=verdict):
@@ -146,6 +148,12 @@ class PlanFollower:
                 for node, status in enumerate(state.status):
                     if status in FINAL and status is not Status.SKIPPED and node not in self.ended:
                         self._ended(node)
+
+    def _resolved(self, node: int) -> dict[str, Any] | None:
+        """The resolved call of a started node, as the fold made it (a streamed tick's
+        Started events carry none)."""
+        started = (*self.replayed.undecided, *self.replayed.running)
+        return next((i.call for i in started if i.node == node), None)
 
     def _ended(self, node: int, outcome: Outcome | None = None) -> None:
         """``call_finished`` for a call that reached a final status (once)."""
