@@ -353,3 +353,25 @@ def test_a_secret_written_as_json_text_is_masked() -> None:
     assert masked(text) == (
         '{"api_key": "***", "x_Token": "***", "password":"***", "n": "k1", "secret": 2}')
 
+
+@pytest.mark.parametrize("kind", ["durable run", "durable run asyncio", "resumed plan run"])
+def test_a_durable_runs_call_spans_hold_the_key_and_journal_row_of_the_call(
+        kind: str, otel: Telemetry, tmp_path: pathlib.Path) -> None:  # noqa: F811
+    # Issue 30's obelisk.* attributes: the output path taken, the idempotency key and the
+    # journal sequence (failed before: the spans had a place for them, no event told them).
+    events = watched(kind, otel, tmp_path)
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        rows = obelisk.journal.history(journal, "D")["events"]
+    finished = {e["call"]: e for e in events if e["type"] == "call_finished"}
+    spans = {s.attributes["obelisk.call"]: s for s in otel.named("execute_tool ")}
+    for call, event in finished.items():
+        span = spans[call]
+        assert event["key"] == span.attributes["obelisk.idempotency_key"] == (
+            obelisk.journal.idempotency_key("D", call))
+        (row,) = [r for r in rows if r["seq"] == event["journal_seq"]]
+        assert row["call"] == call and row["event"] == "finish"
+        assert span.attributes["obelisk.journal.seq"] == row["seq"]
+    if "a" in {e["tool"] for e in finished.values()}:
+        assert finished[0]["output_path"] == spans[0].attributes["obelisk.output_path"] == "†err"
+    assert finished[2]["output_path"] == "†t"
+    assert all(("output_path" in e) == (e["outcome"] == "executed") for e in finished.values())
