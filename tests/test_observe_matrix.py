@@ -164,6 +164,13 @@ def approvals(sink: Sink, _: Watch) -> None:
                            approve=lambda call: call["_outputPath"] != "†denied" or "no")
 
 
+def durable_agent(sink: Sink, at: Watch) -> None:
+    with obelisk.Journal.open(at.tmp / "run.db") as journal:
+        obelisk.run_agent_sync(TASK, ScriptedLLM(answers({"calls": PLAN, "output": None})),
+                               tools=TOOLS, activities=ACTS, on_event=sink, journal=journal,
+                               run_id="A")
+
+
 PLAN_TOLD = {"run_started", "plan", "call_ready", "call_started", "call_finished",
              "call_skipped", "run_ended"}
 AGENT_TOLD = PLAN_TOLD | {"tick_started", "llm_request", "llm_answer", "tick_ended"}
@@ -181,6 +188,7 @@ KINDS: dict[str, tuple[Callable[[Sink, Watch], None], set[str]]] = {
     "agent with a delegate": (delegated, AGENT_TOLD),
     "agent with a latent call": (latent, AGENT_TOLD),
     "agent with approvals": (approvals, AGENT_TOLD | {"call_approved"}),
+    "durable agent run": (durable_agent, AGENT_TOLD),
 }
 
 
@@ -209,7 +217,8 @@ def ends(events: list[dict[str, Any]]) -> dict[tuple[int | None, int], dict[str,
     return found
 
 
-def check_events(events: list[dict[str, Any]], told: set[str]) -> None:
+def check_events(events: list[dict[str, Any]], told: set[str],
+                 errors: tuple[str, ...] = ("ValueError", "Denied")) -> None:
     for event in events:
         VALIDATOR.validate(event)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
@@ -224,7 +233,7 @@ def check_events(events: list[dict[str, Any]], told: set[str]) -> None:
         if event["type"] == "call_skipped":
             assert event["reason"].startswith("dead branch: †r was not written")
         elif event["outcome"] == "failed":
-            assert event["error"]["type"] in ("ValueError", "Denied")
+            assert event["error"]["type"] in errors
     assert not any(name in e for e in events for name in ("params", "result", "content"))
     assert not any("calls" in e for e in events if e["type"] == "plan")
 
@@ -258,7 +267,8 @@ def check_calls(spans: list[ReadableSpan], root: ReadableSpan,
         assert span.attributes["obelisk.alternative"] == event["alternative"]
         if event["outcome"] in ERROR_OUTCOMES:
             assert span.status.status_code is StatusCode.ERROR
-            assert span.attributes["error.type"] == event["error"]["type"]
+            assert span.attributes["error.type"] == (
+                (event.get("error") or {}).get("type") or event["outcome"])
         else:
             assert span.status.status_code is StatusCode.UNSET
 
@@ -375,3 +385,55 @@ def test_a_durable_runs_call_spans_hold_the_key_and_journal_row_of_the_call(
         assert finished[0]["output_path"] == spans[0].attributes["obelisk.output_path"] == "†err"
     assert finished[2]["output_path"] == "†t"
     assert all(("output_path" in e) == (e["outcome"] == "executed") for e in finished.values())
+
+
+# -- agent runs that fail or are cancelled ----------------------------------------------------
+
+
+def test_an_agent_run_whose_llm_fails_ends_its_spans_in_error(otel: Telemetry) -> None:  # noqa: F811
+    events: list[dict[str, Any]] = []
+    result = obelisk.run_agent_sync(TASK, ScriptedLLM([]), on_event=events.append)
+    assert result.status == "failed"
+    check_events(events, {"run_started", "tick_started", "llm_request", "llm_answer",
+                          "tick_ended", "run_ended"})
+    answer = next(e for e in events if e["type"] == "llm_answer")
+    assert answer["error"] == "ScriptExhausted" and events[-1]["status"] == "failed"
+    (chat,) = otel.named("chat ")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert chat.attributes["error.type"] == "ScriptExhausted"
+    (root,) = otel.named("invoke_agent")
+    assert root.status.status_code is StatusCode.ERROR
+    assert len(otel.named("plan ")) == 1  # closed
+    (duration,) = otel.metric("gen_ai.client.operation.duration")
+    assert duration.attributes["error.type"] == "ScriptExhausted"
+    assert otel.metric("gen_ai.client.token.usage") == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_cancelled_agent_run_closes_its_spans_and_ends_its_calls(
+        stream: bool, otel: Telemetry) -> None:  # noqa: F811
+    async def hang(*_: Any) -> Any:
+        await asyncio.sleep(60)
+
+    events: list[dict[str, Any]] = []
+    solution = {"calls": [{"_tool": "a", "_outputPath": "†x"}], "output": None}
+
+    async def go() -> Any:
+        task = asyncio.ensure_future(obelisk.run_agent(
+            TASK, ScriptedLLM([solution]), tools=TOOLS, activities={"a": hang},
+            stream=stream, on_event=events.append))
+        while not any(e["type"] == "call_started" for e in events):
+            await asyncio.sleep(0.001)
+        task.cancel()
+        return await task
+
+    result = asyncio.run(go())
+    assert result.status == "cancelled"
+    check_events(events, {"call_started", "call_finished", "tick_ended", "run_ended"})
+    assert [e["outcome"] for e in events if e["type"] == "call_finished"] == ["cancelled"]
+    assert events[-1]["status"] == "cancelled"
+    check_spans(otel, events)
+    (root,) = otel.named("invoke_agent")
+    assert root.attributes["error.type"] == "cancelled"
+    assert {s.name for s in otel.spans()} == {"invoke_agent obelisk", "plan obelisk",
+                                              "chat ScriptedLLM", "execute_tool a"}
