@@ -35,6 +35,7 @@ import jsonschema
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
+from test_events import cancelled_once_started
 from test_spans import Telemetry, otel  # noqa: F401 - the fixture
 
 import obelisk
@@ -418,16 +419,9 @@ def test_a_cancelled_agent_run_closes_its_spans_and_ends_its_calls(
     events: list[dict[str, Any]] = []
     solution = {"calls": [{"_tool": "a", "_outputPath": "†x"}], "output": None}
 
-    async def go() -> Any:
-        task = asyncio.ensure_future(obelisk.run_agent(
-            TASK, ScriptedLLM([solution]), tools=TOOLS, activities={"a": hang},
-            stream=stream, on_event=events.append))
-        while not any(e["type"] == "call_started" for e in events):
-            await asyncio.sleep(0.001)
-        task.cancel()
-        return await task
-
-    result = asyncio.run(go())
+    result = asyncio.run(cancelled_once_started(obelisk.run_agent(
+        TASK, ScriptedLLM([solution]), tools=TOOLS, activities={"a": hang}, stream=stream,
+        on_event=events.append), events))
     assert result.status == "cancelled"
     check_events(events, {"call_started", "call_finished", "tick_ended", "run_ended"})
     assert [e["outcome"] for e in events if e["type"] == "call_finished"] == ["cancelled"]
