@@ -260,6 +260,10 @@ def check_calls(spans: list[ReadableSpan], root: ReadableSpan,
         span = calls[key]
         assert span.name == f"execute_tool {event['tool']}"
         assert span.attributes["obelisk.call"] == event["call"]
+        verdicts = [e["verdict"] for e in own(events) if e["type"] == "call_approved"
+                    and (e.get("tick"), e["node"]) == key]
+        assert [e.attributes["obelisk.verdict"] for e in span.events
+                if e.name == "obelisk.approval"] == verdicts
         if event["type"] == "call_skipped":
             assert span.attributes["obelisk.outcome"] == "skipped"
             assert span.attributes["obelisk.skip_reason"] == event["reason"]
@@ -290,6 +294,8 @@ def check_requests(spans: list[ReadableSpan], root: ReadableSpan,
                    if s.attributes["gen_ai.usage.input_tokens"] == answer["input_tokens"]]
         assert chat.attributes["gen_ai.usage.output_tokens"] == answer["output_tokens"]
         assert chat.attributes["gen_ai.provider.name"] == answer["provider"]
+        assert chat.attributes.get("obelisk.response.time_to_first_call") == answer.get(
+            "first_call")
         assert chat.attributes["obelisk.stream"] is ("node" not in answer and
                                                      any(e.get("stream") for e in events))
     assert len(children(spans, root, "chat ")) == 0  # none outside a tick or a call
