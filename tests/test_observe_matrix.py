@@ -94,6 +94,10 @@ def dry(sink: Sink, _: Watch) -> None:
     obelisk.dry_run(PLAN, [], mocks=MOCKS, on_event=sink)
 
 
+def dry_asyncio(sink: Sink, _: Watch) -> None:
+    obelisk.dry_run(PLAN, [], mocks=MOCKS, interpreter="asyncio", on_event=sink)
+
+
 def durable(sink: Sink, at: Watch) -> None:
     with obelisk.Journal.open(at.tmp / "run.db") as journal:
         obelisk.run_durable(PLAN, [], journal=journal, run_id="D", activities=ACTS,
@@ -106,17 +110,28 @@ def durable_asyncio(sink: Sink, at: Watch) -> None:
                                               activities=ACTS, on_event=sink))
 
 
-def resumed(sink: Sink, at: Watch) -> None:
-    """The run stopped while c runs, then resumed: the resumed run's stream and spans."""
+def stopped(at: Watch) -> Any:
+    """A journal holding run D, stopped while c ran (its spans cleared)."""
     def stop(*_: Any) -> Any:
         raise KeyboardInterrupt
 
-    with obelisk.Journal.open(at.tmp / "run.db") as journal:
-        with pytest.raises(KeyboardInterrupt):
-            obelisk.run_durable(PLAN, [], journal=journal, run_id="D",
-                                activities={**ACTS, "c": stop})
-        at.telemetry.exporter.clear()
+    journal = obelisk.Journal.open(at.tmp / "run.db")
+    with pytest.raises(KeyboardInterrupt):
+        obelisk.run_durable(PLAN, [], journal=journal, run_id="D",
+                            activities={**ACTS, "c": stop})
+    at.telemetry.exporter.clear()
+    return journal
+
+
+def resumed(sink: Sink, at: Watch) -> None:
+    """The run stopped while c runs, then resumed: the resumed run's stream and spans."""
+    with stopped(at) as journal:
         obelisk.resume(journal, "D", activities=ACTS, on_event=sink)
+
+
+def resumed_asyncio(sink: Sink, at: Watch) -> None:
+    with stopped(at) as journal:
+        asyncio.run(obelisk.resume_async(journal, "D", activities=ACTS, on_event=sink))
 
 
 def answers(*ticks: Any) -> list[Any]:
@@ -174,16 +189,18 @@ def durable_agent(sink: Sink, at: Watch) -> None:
 
 PLAN_TOLD = {"run_started", "plan", "call_ready", "call_started", "call_finished",
              "call_skipped", "run_ended"}
+RESUMED_TOLD = {"run_started", "plan", "call_started", "call_finished", "run_ended"}
 AGENT_TOLD = PLAN_TOLD | {"tick_started", "llm_request", "llm_answer", "tick_ended"}
 #: kind of run: (how it runs, the event types it must tell)
 KINDS: dict[str, tuple[Callable[[Sink, Watch], None], set[str]]] = {
     "plan run sync": (plan_sync, PLAN_TOLD),
     "plan run asyncio": (plan_asyncio, PLAN_TOLD),
     "dry run": (dry, PLAN_TOLD),
+    "dry run asyncio": (dry_asyncio, PLAN_TOLD),
     "durable run": (durable, PLAN_TOLD),
     "durable run asyncio": (durable_asyncio, PLAN_TOLD),
-    "resumed plan run": (resumed, {"run_started", "plan", "call_started", "call_finished",
-                                   "run_ended"}),
+    "resumed plan run": (resumed, RESUMED_TOLD),
+    "resumed plan run asyncio": (resumed_asyncio, RESUMED_TOLD),
     "agent run": (agent, AGENT_TOLD),
     "agent run streamed": (streamed, AGENT_TOLD | {"call_admitted"}),
     "agent with a delegate": (delegated, AGENT_TOLD),
@@ -218,6 +235,27 @@ def ends(events: list[dict[str, Any]]) -> dict[tuple[int | None, int], dict[str,
     return found
 
 
+def check_order(mine: list[dict[str, Any]]) -> None:
+    """A call is told after a ``plan`` event described it; a tick's events come between
+    its ``tick_started`` and ``tick_ended``."""
+    described: set[tuple[int | None, int]] = set()
+    open_tick = None
+    for event in mine:
+        if event["type"] == "plan":
+            described |= {(event.get("tick"), n["node"]) for n in event["nodes"]}
+        elif event["type"] in CALL_EVENTS:
+            assert (event.get("tick"), event["node"]) in described, event
+        if event["type"] == "tick_started":
+            assert open_tick is None
+            open_tick = event["tick"]
+        elif event["type"] == "tick_ended":
+            assert open_tick == event["tick"]
+            open_tick = None
+        elif "tick" in event:
+            assert event["tick"] == open_tick, event
+    assert open_tick is None
+
+
 def check_events(events: list[dict[str, Any]], told: set[str],
                  errors: tuple[str, ...] = ("ValueError", "Denied")) -> None:
     for event in events:
@@ -227,6 +265,7 @@ def check_events(events: list[dict[str, Any]], told: set[str],
     mine = own(events)
     assert mine[0]["type"] == "run_started" and mine[-1]["type"] == "run_ended"
     assert told <= {e["type"] for e in mine}, told - {e["type"] for e in mine}
+    check_order(mine)
     ended = ends(events)
     begun = {(e.get("tick"), e["node"]) for e in mine if e["type"] in CALL_EVENTS}
     assert begun == set(ended)  # every call told ends, once
@@ -349,7 +388,7 @@ def test_content_is_recorded_when_opted_in_with_every_secret_masked(
     (span,) = [s for s in spans if s.name == "execute_tool c"
                and s.attributes.get("obelisk.tick") == c.get("tick")]
     assert json.loads(span.attributes["gen_ai.tool.call.result"]) == c["result"]
-    if kind != "resumed plan run":  # c was made ready before the resume
+    if not kind.startswith("resumed"):  # c was made ready before the resume
         (ready,) = [e for e in own(events) if e["type"] == "call_ready" and e["tool"] == "c"]
         assert ready["params"]["api_key"] == "***" and ready["params"]["header"] == "Bearer ***"
         assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == ready["params"]
@@ -371,7 +410,8 @@ def test_a_secret_written_as_json_text_is_masked() -> None:
         '{"api_key": "***", "x_Token": "***", "password":"***", "n": "k1", "secret": 2}')
 
 
-@pytest.mark.parametrize("kind", ["durable run", "durable run asyncio", "resumed plan run"])
+@pytest.mark.parametrize("kind", ["durable run", "durable run asyncio", "resumed plan run",
+                                  "resumed plan run asyncio"])
 def test_a_durable_runs_call_spans_hold_the_key_and_journal_row_of_the_call(
         kind: str, otel: Telemetry, tmp_path: pathlib.Path) -> None:  # noqa: F811
     # Issue 30's obelisk.* attributes: the output path taken, the idempotency key and the
