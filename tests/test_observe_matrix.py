@@ -86,6 +86,12 @@ def plan_sync(sink: Sink, _: Watch) -> None:
     obelisk.run_sync(PLAN, [], activities=ACTS, on_event=sink)
 
 
+def instanced(sink: Sink, _: Watch) -> None:
+    context = [{"type": "input", "_instance": "①", "x": 1},
+               {"type": "input", "_instance": "②", "x": 2}]
+    obelisk.run_sync(PLAN, context, activities=ACTS, instances=True, on_event=sink)
+
+
 def plan_asyncio(sink: Sink, _: Watch) -> None:
     asyncio.run(obelisk.run_async(PLAN, [], activities=ACTS, on_event=sink))
 
@@ -195,6 +201,7 @@ AGENT_TOLD = PLAN_TOLD | {"tick_started", "llm_request", "llm_answer", "tick_end
 KINDS: dict[str, tuple[Callable[[Sink, Watch], None], set[str]]] = {
     "plan run sync": (plan_sync, PLAN_TOLD),
     "plan run asyncio": (plan_asyncio, PLAN_TOLD),
+    "plan run over instances": (instanced, PLAN_TOLD),
     "dry run": (dry, PLAN_TOLD),
     "dry run asyncio": (dry_asyncio, PLAN_TOLD),
     "durable run": (durable, PLAN_TOLD),
@@ -299,6 +306,7 @@ def check_calls(spans: list[ReadableSpan], root: ReadableSpan,
         span = calls[key]
         assert span.name == f"execute_tool {event['tool']}"
         assert span.attributes["obelisk.call"] == event["call"]
+        assert span.attributes.get("obelisk.instance") == event.get("instance")
         verdicts = [e["verdict"] for e in own(events) if e["type"] == "call_approved"
                     and (e.get("tick"), e["node"]) == key]
         assert [e.attributes["obelisk.verdict"] for e in span.events
@@ -383,15 +391,20 @@ def test_content_is_recorded_when_opted_in_with_every_secret_masked(
     spans = [s for s in otel.spans() if s.name.startswith(OURS)]
     recorded = json.dumps(events) + json.dumps([dict(s.attributes) for s in spans])
     assert not any(secret in recorded for secret in SECRETS)
-    (c,) = [e for e in own(events) if e["type"] == "call_finished" and e["tool"] == "c"]
-    assert c["result"] == {"token": "***", "v": 3}
-    (span,) = [s for s in spans if s.name == "execute_tool c"
-               and s.attributes.get("obelisk.tick") == c.get("tick")]
-    assert json.loads(span.attributes["gen_ai.tool.call.result"]) == c["result"]
-    if not kind.startswith("resumed"):  # c was made ready before the resume
-        (ready,) = [e for e in own(events) if e["type"] == "call_ready" and e["tool"] == "c"]
-        assert ready["params"]["api_key"] == "***" and ready["params"]["header"] == "Bearer ***"
-        assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == ready["params"]
+    calls = {(s.attributes.get("obelisk.tick"), s.attributes["obelisk.node"]): s
+             for s in spans if s.name.startswith("execute_tool ")}
+    done = [e for e in own(events) if e["type"] == "call_finished" and e["tool"] == "c"]
+    assert done
+    for c in done:
+        assert c["result"] == {"token": "***", "v": 3}
+        span = calls[(c.get("tick"), c["node"])]
+        assert json.loads(span.attributes["gen_ai.tool.call.result"]) == c["result"]
+    ready = [e for e in own(events) if e["type"] == "call_ready" and e["tool"] == "c"]
+    assert len(ready) == (0 if kind.startswith("resumed") else len(done))  # (resumed: made
+    for c in ready:                                                      # ready before)
+        assert c["params"]["api_key"] == "***" and c["params"]["header"] == "Bearer ***"
+        span = calls[(c.get("tick"), c["node"])]
+        assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == c["params"]
     if KINDS[kind][1] >= AGENT_TOLD:
         request = next(e for e in own(events) if e["type"] == "llm_request")
         assert r'Bearer ***)\"' in json.dumps(request["content"])
