@@ -179,11 +179,18 @@ def latent(sink: Sink, _: Watch) -> None:
                            tools=[*TOOLS, THINK], activities=ACTS, on_event=sink)
 
 
+def verdict(call: dict[str, Any]) -> Any:
+    """Deny the call writing †denied, replace the one writing †replaced, approve others."""
+    if call["_outputPath"] == "†replaced":
+        return {**call, "x": 2}
+    return call["_outputPath"] != "†denied" or "no"
+
+
 def approvals(sink: Sink, _: Watch) -> None:
-    plan = [*PLAN, {"_tool": "b", "_outputPath": "†denied"}]
+    plan = [*PLAN, {"_tool": "b", "_outputPath": "†denied"},
+            {"_tool": "b", "x": 1, "_outputPath": "†replaced"}]
     obelisk.run_agent_sync(TASK, ScriptedLLM(answers({"calls": plan, "output": None})),
-                           tools=TOOLS, activities=ACTS, on_event=sink,
-                           approve=lambda call: call["_outputPath"] != "†denied" or "no")
+                           tools=TOOLS, activities=ACTS, on_event=sink, approve=verdict)
 
 
 def durable_agent(sink: Sink, at: Watch) -> None:
