@@ -9,7 +9,7 @@ the calls the machine skipped, with their reasons.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.context import Context
@@ -39,13 +39,25 @@ __all__ = ["MAX_EDGES_TOLD", "Joined", "PlanFollower", "followed_async", "follow
            "joined"]
 
 
+class Rows(Protocol):
+    """The journal a durable run records into, as its events name it: a call's
+    idempotency key, the sequence number of the row recorded last."""
+
+    last_seq: int
+
+    def key(self, node: int) -> str: ...
+
+
 class PlanFollower:
-    """One plan run's call events, from the machine's run events (an observer)."""
+    """One plan run's call events, from the machine's run events (an observer); a durable
+    run's (``rows``: its recorder, which sees each event first) name each call's
+    idempotency key and the journal row of its outcome."""
 
     def __init__(self, emitter: Emitter, plan: CompiledPlan, context: Context | None, *,
                  tick: int | None = None, isolate_invalid: bool = False, open: bool = False,
-                 approvals: bool = False, resumed: Replayed | None = None) -> None:
-        self.emitter, self.plan, self.tick = emitter, plan, tick
+                 approvals: bool = False, resumed: Replayed | None = None,
+                 rows: Rows | None = None) -> None:
+        self.emitter, self.plan, self.tick, self.rows = emitter, plan, tick, rows
         self.approvals = approvals
         self.replayed = resumed if resumed is not None else replay_open(
             plan, context, (), isolate_invalid=isolate_invalid, open=open)
@@ -114,10 +126,12 @@ class PlanFollower:
         emit = self.emitter.emit
         match event:
             case Started(node=node, call=call):
-                fields: dict[str, Any] = {}
-                if self.emitter.content and call:
-                    fields["params"] = call
                 self._fold(event)
+                fields: dict[str, Any] = {}
+                if self.emitter.content:
+                    resolved = call or self._resolved(node)
+                    if resolved:
+                        fields["params"] = resolved
                 self.readied.add(node)
                 emit("call_ready", **self._call(node, **fields))
             case Decided(node=node, verdict=verdict):
@@ -147,6 +161,12 @@ class PlanFollower:
                     if status in FINAL and status is not Status.SKIPPED and node not in self.ended:
                         self._ended(node)
 
+    def _resolved(self, node: int) -> dict[str, Any] | None:
+        """The resolved call of a started node, as the fold made it (a streamed tick's
+        Started events carry none)."""
+        started = (*self.replayed.undecided, *self.replayed.running)
+        return next((i.call for i in started if i.node == node), None)
+
     def _ended(self, node: int, outcome: Outcome | None = None) -> None:
         """``call_finished`` for a call that reached a final status (once)."""
         state = self.replayed.state
@@ -158,6 +178,12 @@ class PlanFollower:
         self.ended.add(node)
         fields: dict[str, Any] = {"outcome": status.value,
                                   "alternative": state.alts.get(node, 0)}
+        if status is Status.EXECUTED:
+            fields.update(_taken(state.plan.nodes[node], fields["alternative"]))
+        if self.rows is not None:
+            fields["key"] = self.rows.key(node)
+            if outcome is not None:  # (the row of the Finished event just recorded)
+                fields["journal_seq"] = self.rows.last_seq
         if node in state.reasons:
             fields["reason"] = state.reasons[node]
         error = state.errors.get(node)
@@ -244,6 +270,14 @@ def _node_of(node: Any) -> dict[str, Any]:
     if node.output_text is not None:
         out["output"] = node.output_text
     return out
+
+
+def _taken(node: Any, alternative: int) -> dict[str, str]:
+    """``output_path``: the ``_outputPath`` alternative a call wrote, as written."""
+    if node.output is None or alternative >= len(node.output.alternatives):
+        return {}
+    span = node.output.alternatives[alternative].span
+    return {"output_path": node.output_text[span.start:span.end]}
 
 
 def _error_of(message: Any) -> dict[str, str]:

@@ -259,8 +259,11 @@ class SpanMaker:
             return
         span.set_attribute("obelisk.outcome", event["outcome"])
         span.set_attribute("obelisk.alternative", event.get("alternative", 0))
-        if event.get("journal_seq") is not None:
-            span.set_attribute("obelisk.journal.seq", event["journal_seq"])
+        for field, name in (("journal_seq", "obelisk.journal.seq"),
+                            ("key", "obelisk.idempotency_key"),
+                            ("output_path", "obelisk.output_path")):
+            if event.get(field) is not None:
+                span.set_attribute(name, event[field])
         if "result" in event:
             span.set_attribute("gen_ai.tool.call.result", _text(event["result"]))
         error = event.get("error")

@@ -34,8 +34,9 @@ __all__ = ["CONTENT_VARIABLE", "Emitter", "EventSink", "content_opted_in", "emit
 CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CONTENT_ON = frozenset({"true", "1", "span_only", "span_and_event", "event_only"})
 
-#: The fields that hold content (recorded only when opted in, masked always).
-_CONTENT_FIELDS = frozenset({"params", "result", "content"})
+#: The fields that hold content (recorded only when opted in, masked always): a ``plan``
+#: event's ``calls`` too (a ``run_started`` event's is a number, which masking keeps).
+_CONTENT_FIELDS = frozenset({"params", "result", "content", "calls"})
 
 #: Where events go: a callable given each event dict.
 EventSink = Callable[[dict[str, Any]], None]
@@ -69,6 +70,11 @@ def event_schema() -> dict[str, Any]:
 
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|authorization|password|secret|token)$", re.I)
+#: Such a key's string value in JSON text (a request's turns hold the calls and results
+#: of earlier ticks as JSON).
+_SECRET_IN_JSON = re.compile(
+    r'("[^"\\]*(?:api[_-]?key|authorization|password|secret|token)"\s*:\s*)"(?:[^"\\]|\\.)*"',
+    re.I)
 _BEARER = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+")
 _SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -83,7 +89,7 @@ def masked(value: Any) -> Any:
     if isinstance(value, list):
         return [masked(item) for item in value]
     if isinstance(value, str):
-        value = _BEARER.sub(r"\1 ***", value)
+        value = _SECRET_IN_JSON.sub(r'\1"***"', _BEARER.sub(r"\1 ***", value))
         for name in _SECRET_VARIABLES:
             secret = os.environ.get(name)
             if secret and len(secret) >= 8 and secret in value:

@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import pathlib
+from collections.abc import Awaitable
 from typing import Any
 
 import jsonschema
@@ -113,22 +114,23 @@ def test_the_asyncio_run_tells_approvals_denials_and_failures() -> None:
     assert not any(e["type"] == "call_started" and e["call"] == 1 for e in events)
 
 
+async def cancelled_once_started(run: Awaitable[Any], events: list[dict[str, Any]]) -> Any:
+    """``run`` cancelled once its ``events`` tell a call started: what it returns."""
+    task = asyncio.ensure_future(run)
+    while not any(e["type"] == "call_started" for e in events):
+        await asyncio.sleep(0.001)
+    task.cancel()
+    return await task
+
+
 def test_a_cancelled_run_ends_its_calls_and_the_run() -> None:
     async def hang(*_: Any) -> Any:
         await asyncio.sleep(60)
 
     events: list[dict[str, Any]] = []
-
-    async def go() -> obelisk.RunResult:
-        task = asyncio.ensure_future(obelisk.run_async(
-            [{"_tool": "h", "_outputPath": "†x"}], [], activities={"h": hang},
-            on_event=events.append))
-        while not any(e["type"] == "call_started" for e in events):
-            await asyncio.sleep(0.001)
-        task.cancel()
-        return await task
-
-    result = asyncio.run(go())
+    result = asyncio.run(cancelled_once_started(obelisk.run_async(
+        [{"_tool": "h", "_outputPath": "†x"}], [], activities={"h": hang},
+        on_event=events.append), events))
     assert result.status == "cancelled"
     assert [e["outcome"] for e in checked(events) if e["type"] == "call_finished"] == [
         "cancelled"]

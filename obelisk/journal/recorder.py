@@ -85,6 +85,8 @@ class RunRecorder:
         self.chain = chain
         self._key_prefix = _key_prefix(self.key_run, chain)
         self._seq = next_seq
+        #: The sequence number of the row recorded last (0: none yet).
+        self.last_seq = next_seq - 1
         self._pending: list[Record] = []
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
@@ -108,6 +110,7 @@ class RunRecorder:
             if self._after and kind is RecordKind.SOLUTION:  # the previous tick's, first
                 self._add_after()
             self._pending.append(_new_record(Record, (self._seq, kind, node, data)))
+            self.last_seq = self._seq
             self._seq += 1
             if self._after and kind is not RecordKind.SOLUTION:
                 self._add_after()

@@ -184,7 +184,7 @@ def _follower(session: Session, plan: CompiledPlan, context: Context,
     if emitter is None:
         return None
     return PlanFollower(emitter, plan, context, approvals=approve is not None,
-                        resumed=replayed)
+                        resumed=replayed, rows=session.recorder)
 
 
 @contextlib.contextmanager

@@ -12,6 +12,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from test_observe_matrix import check_events, check_spans
+from test_spans import Telemetry, otel  # noqa: F401 - the fixture
 
 import obelisk
 from obelisk.mcp import McpServers
@@ -44,3 +46,23 @@ def test_the_call_span_reaches_the_server_in_meta(monkeypatch: pytest.MonkeyPatc
     # (obelisk's _meta entry is what an SDK that does not trace would send).
     (sent,) = [s for s in spans if s.context.span_id == int(span_id, 16)]
     assert sent.parent is not None and sent.parent.span_id == call.context.span_id
+
+
+def test_an_mcp_call_is_told_and_traced_as_every_call(otel: Telemetry) -> None:  # noqa: F811
+    # Issue 30's matrix (tests/test_observe_matrix.py), its MCP row: the events and spans
+    # of a run whose call is an MCP server's tool.
+    events: list[dict[str, Any]] = []
+
+    async def main() -> obelisk.RunResult:
+        async with McpServers([stdio_spec()]) as servers:
+            return await obelisk.run_async(
+                [*PLAN, {"_tool": "t.refuse", "reason": "no", "_outputPath": "†state.r"}],
+                tools=servers.tools, activities=servers.activities, on_event=events.append)
+
+    assert asyncio.run(main()).status.value == "completed"
+    check_events(events, {"run_started", "plan", "call_ready", "call_started",
+                          "call_finished", "run_ended"}, errors=("McpToolError",))
+    check_spans(otel, events)  # the refused call: failed, its span in error with its type
+    (refused,) = otel.named("execute_tool t.refuse")
+    assert refused.attributes["obelisk.outcome"] == "failed"
+    assert refused.attributes["error.type"] == "McpToolError"
