@@ -104,7 +104,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             render_refusal(plan, pf, err)
         return EXIT_FAILED
     try:
-        with events_file(args.events) as on_event:
+        with events_file(args.events, err) as on_event:
             result = dry_run(plan, mocks=mocks, interpreter=args.interpreter,
                              explore=args.explore, on_event=on_event)
     except MockError as exc:
@@ -224,7 +224,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
-        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events) as on_event:
+        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events, err) as on_event:
             result = _run(args, plan, tracked, display, stops, on_event)
     except BaseException:
         display.progress.close()
