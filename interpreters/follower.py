@@ -9,6 +9,7 @@ the calls the machine skipped, with their reasons.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from obelisk.compiler.nodes import CompiledPlan
@@ -177,6 +178,11 @@ class PlanFollower:
         """``call_started``: the call's activity is about to run."""
         self.describe()
         return self.emitter.emit("call_started", **self._call(invocation.node))
+
+    def scope(self, invocation: Invocation) -> AbstractContextManager[Any]:
+        """The tracer's context for ``invocation``'s call while its activity runs, for a
+        loop that runs it itself (the streamed tick; the others are :meth:`wrap_async`)."""
+        return self.emitter.scope({"type": "call_started", **self._call(invocation.node)})
 
     def end(self) -> None:
         """The run's last skips: those the machine's final ``advance`` makes (a run
