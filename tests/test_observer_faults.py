@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import os
 import pathlib
 from collections.abc import Callable
 from typing import Any
@@ -134,9 +135,23 @@ class Interrupting:
         return call["w"] + 1
 
 
-def durable(path: pathlib.Path, sink: Sink | None, *, resume: bool) -> Any:
+def durable_agent(path: pathlib.Path, sink: Sink | None) -> Any:
+    """A durable agent run and its journal's rows."""
+    llm = ScriptedLLM([{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†sum"}],
+                        "output": None}, {"calls": [], "output": "†sum"}])
+    with obelisk.Journal.open(path) as journal:
+        result = obelisk.run_agent_sync(
+            [{"type": "task", "text": "add"}], llm, tools=[TOOL], clock=clock,
+            activities={"add": lambda c, *_: c["a"] + 1}, journal=journal, run_id="R",
+            on_event=sink)
+    return result.to_json(), journal_rows(path, "R")
+
+
+def durable(path: pathlib.Path, sink: Sink | None, *, resume: bool | None) -> Any:
     """A durable run interrupted at its last call (``resume``: then resumed, ``sink``
-    watching the resume) and its journal's rows."""
+    watching the resume; None: an agent's) and its journal's rows."""
+    if resume is None:
+        return durable_agent(path, sink)
     with obelisk.Journal.open(path) as journal:
         if not resume:
             result = obelisk.run_durable(ROUTED, [], journal=journal, run_id="R",
@@ -149,9 +164,9 @@ def durable(path: pathlib.Path, sink: Sink | None, *, resume: bool) -> Any:
     return result, journal_rows(path, "R")
 
 
-@pytest.mark.parametrize("resume", [False, True], ids=["durable", "resume"])
+@pytest.mark.parametrize("resume", [False, True, None], ids=["durable", "resume", "agent"])
 def test_a_durable_run_and_a_resume_keep_their_journal(
-        tmp_path: pathlib.Path, resume: bool, caplog: pytest.LogCaptureFixture) -> None:
+        tmp_path: pathlib.Path, resume: bool | None, caplog: pytest.LogCaptureFixture) -> None:
     unobserved = durable(tmp_path / "plain.db", None, resume=resume)
     told: list[dict[str, Any]] = []
     durable(tmp_path / "count.db", told.append, resume=resume)
@@ -275,6 +290,18 @@ def test_the_events_writer_says_once_which_events_it_could_not_write() -> None:
     assert err.getvalue() == ("obelisk: --events run.jsonl: [Errno 28] No space left on "
                               "device; events after seq 41 were not written\n")
     writer.close()
+
+
+def test_a_pipe_whose_reader_went_away_is_said_once() -> None:
+    read, write = os.pipe()
+    os.close(read)
+    err = io.StringIO()
+    writer = EventsWriter("/dev/stdout", os.fdopen(write, "w", encoding="utf-8"), err)
+    for seq in range(1, 5):
+        writer({"seq": seq, "type": "call_ready", "time": 0.0})
+    writer.close()
+    assert err.getvalue() == ("obelisk: --events /dev/stdout: [Errno 32] Broken pipe; no "
+                              "event was written\n")
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
