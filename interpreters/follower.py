@@ -9,6 +9,7 @@ the calls the machine skipped, with their reasons.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from obelisk.compiler.nodes import CompiledPlan
@@ -31,7 +32,7 @@ from obelisk.interpreters.events import (
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import advance
 from obelisk.interpreters.outcomes import Approve, Deny, Outcome
-from obelisk.interpreters.replaying import Replayed, replay_more, replay_open
+from obelisk.interpreters.replaying import Folding, Replayed, replay_open
 from obelisk.interpreters.state import RunState
 from obelisk.interpreters.stream import Emitter
 
@@ -58,10 +59,11 @@ class PlanFollower:
                  approvals: bool = False, resumed: Replayed | None = None,
                  rows: Rows | None = None) -> None:
         self.emitter, self.plan, self.tick, self.rows = emitter, plan, tick, rows
-        self.approvals = approvals
-        self.replayed = resumed if resumed is not None else replay_open(
-            plan, context, (), isolate_invalid=isolate_invalid, open=open)
-        self.reported = set(self.replayed.state.reasons)  # skips told already
+        # the machine's state as the run's events leave it, folded one event at a time
+        self.folding = Folding(resumed if resumed is not None else replay_open(
+            plan, context, (), isolate_invalid=isolate_invalid, open=open),
+            approvals=approvals)
+        self.reported = set(self.folding.state.reasons)  # skips told already
         self.ended: set[int] = set()
         self.cancelled = False
         self.lost = False  # the fold failed (a run picked up midway): events go on, unfolded
@@ -70,7 +72,7 @@ class PlanFollower:
         self.reads_calls = emitter.content  # the call of a Started event: only as content
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
-        found = self.replayed.state.plan.nodes[node]
+        found = self.folding.state.plan.nodes[node]
         out: dict[str, Any] = {"call": found.index, "node": node, "tool": found.tool}
         if found.instance is not None:
             out["instance"] = found.instance
@@ -83,11 +85,11 @@ class PlanFollower:
         if self.lost:
             return
         try:
-            self.replayed = replay_more(self.replayed, (event,), approvals=self.approvals)
+            self.folding.more(event)
         except Exception:  # noqa: BLE001 - a run the follower did not see begin: it
             self.lost = True  # still tells what it sees, and never stops the run
             return
-        self._skips(self.replayed.state)
+        self._skips(self.folding.state)
 
     def _skips(self, state: RunState) -> None:
         """``call_skipped`` for each call the machine skipped since last told."""
@@ -102,7 +104,7 @@ class PlanFollower:
     def describe(self) -> None:
         """``plan``: the plan's nodes and edges (its structure; the calls as written only
         as content), once, and again for the nodes a streamed run admitted since."""
-        plan = self.replayed.state.plan
+        plan = self.folding.state.plan
         if self.told == len(plan.nodes):
             return
         nodes = plan.nodes[self.told:]
@@ -143,20 +145,20 @@ class PlanFollower:
                 self._ended(node, outcome)
             case Cancelled():
                 self.cancelled = True
-                running = [n for n, s in enumerate(self.replayed.state.status)
+                running = [n for n, s in enumerate(self.folding.state.status)
                            if s is Status.RUNNING]
                 self._fold(event)
                 for node in running:
                     self._ended(node)
             case Admitted(plan=extended):
-                before = len(self.replayed.state.plan.nodes)
+                before = len(self.folding.state.plan.nodes)
                 self._fold(event)
                 self.describe()
                 for added in extended.nodes[before:]:
                     emit("call_admitted", **self._call(added.id))
             case Closed():
                 self._fold(event)
-                state = self.replayed.state  # closing fails the readers nothing will write
+                state = self.folding.state  # closing fails the readers nothing will write
                 for node, status in enumerate(state.status):
                     if status in FINAL and status is not Status.SKIPPED and node not in self.ended:
                         self._ended(node)
@@ -164,12 +166,12 @@ class PlanFollower:
     def _resolved(self, node: int) -> dict[str, Any] | None:
         """The resolved call of a started node, as the fold made it (a streamed tick's
         Started events carry none)."""
-        started = (*self.replayed.undecided, *self.replayed.running)
-        return next((i.call for i in started if i.node == node), None)
+        invocation = self.folding.started(node)
+        return invocation.call if invocation is not None else None
 
     def _ended(self, node: int, outcome: Outcome | None = None) -> None:
         """``call_finished`` for a call that reached a final status (once)."""
-        state = self.replayed.state
+        state = self.folding.state
         status = state.status[node] if node < len(state.status) else Status.RUNNING
         if self.lost and outcome is not None:
             status = Status.FAILED if type(outcome).__name__ == "Raised" else Status.EXECUTED
@@ -196,7 +198,8 @@ class PlanFollower:
     def batch(self) -> list[int]:
         """The started calls not told ``call_ready`` yet (a loop that tells only the first
         of a batch: the streamed tick's journal)."""
-        started = (*self.replayed.undecided, *self.replayed.running)
+        replayed = self.folding.replayed
+        started = (*replayed.undecided, *replayed.running)
         return [i.node for i in started if i.node not in self.readied]
 
     def started(self, invocation: Invocation) -> dict[str, Any]:
@@ -204,11 +207,16 @@ class PlanFollower:
         self.describe()
         return self.emitter.emit("call_started", **self._call(invocation.node))
 
+    def scope(self, invocation: Invocation) -> AbstractContextManager[Any]:
+        """The tracer's context for ``invocation``'s call while its activity runs, for a
+        loop that runs it itself (the streamed tick; the others are :meth:`wrap_async`)."""
+        return self.emitter.scope({"type": "call_started", **self._call(invocation.node)})
+
     def end(self) -> None:
         """The run's last skips: those the machine's final ``advance`` makes (a run
         returns without asking it once nothing can run)."""
         self.describe()
-        state = self.replayed.state
+        state = self.folding.state
         if not self.cancelled and not self.lost and state.running == 0 and not state.open:
             self._skips(advance(state)[0])
 

@@ -99,29 +99,66 @@ def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool,
     undecided = {invocation.node: invocation for invocation in undecided_before}
     running = {invocation.node: invocation for invocation in running_before}
     for event in events:
-        match event:
-            case Started(node=node):
-                if state.status[node] is Status.PENDING:
-                    state, started = advance(state)
-                    for invocation in started:
-                        (undecided if approvals else running)[invocation.node] = invocation
-            case Decided(node=node, verdict=verdict):
-                pending = undecided.pop(node) if node in undecided else running.pop(node)
-                state, next_step = decide(state, pending, verdict)
-                if next_step is not None:
-                    running[node] = next_step
-            case Finished(node=node, outcome=outcome, date=date):
-                state = complete(state, node, outcome, date)
-                gc_keep()
-                running.pop(node, None)
-            case Cancelled():
-                state = cancel(state)
-                running.clear()
-                undecided.clear()
-            case Admitted(plan=extended):
-                state = admit(state, extended)
-            case Closed(plan=whole):
-                state = close(state, whole)
-            case _:  # pragma: no cover
-                raise TypeError(f"not a run event: {event!r}")
+        state = _step(state, event, approvals, undecided, running)
     return Replayed(state, tuple(undecided.values()), tuple(running.values()))
+
+
+def _step(state: RunState, event: RunEvent, approvals: bool,
+          undecided: dict[int, Invocation], running: dict[int, Invocation]) -> RunState:
+    """The state after ``event``; the calls under way (by node, in the order they
+    started) updated in place."""
+    match event:
+        case Started(node=node):
+            if state.status[node] is Status.PENDING:
+                state, started = advance(state)
+                for invocation in started:
+                    (undecided if approvals else running)[invocation.node] = invocation
+        case Decided(node=node, verdict=verdict):
+            pending = undecided.pop(node) if node in undecided else running.pop(node)
+            state, next_step = decide(state, pending, verdict)
+            if next_step is not None:
+                running[node] = next_step
+        case Finished(node=node, outcome=outcome, date=date):
+            state = complete(state, node, outcome, date)
+            gc_keep()
+            running.pop(node, None)
+        case Cancelled():
+            state = cancel(state)
+            running.clear()
+            undecided.clear()
+        case Admitted(plan=extended):
+            state = admit(state, extended)
+        case Closed(plan=whole):
+            state = close(state, whole)
+        case _:  # pragma: no cover
+            raise TypeError(f"not a run event: {event!r}")
+    return state
+
+
+class Folding:
+    """A replay made one event at a time, as :func:`replay_more` makes it, at a cost per
+    event that does not grow with the calls under way (a follower of a live run: the
+    calls running are kept by node, not copied into a new :class:`Replayed` each event).
+    After a step that raised, it is not to be used again."""
+
+    __slots__ = ("state", "approvals", "_undecided", "_running")
+
+    def __init__(self, replayed: Replayed, *, approvals: bool = False) -> None:
+        self.state = replayed.state
+        self.approvals = approvals
+        self._undecided = {invocation.node: invocation for invocation in replayed.undecided}
+        self._running = {invocation.node: invocation for invocation in replayed.running}
+
+    def more(self, event: RunEvent) -> None:
+        """Fold one more event (raises what :func:`replay_more` raises for it)."""
+        self.state = _step(self.state, event, self.approvals, self._undecided, self._running)
+
+    def started(self, node: int) -> Invocation | None:
+        """``node``'s invocation while it waits for its approval or runs, else None."""
+        return self._running.get(node) or self._undecided.get(node)
+
+    @property
+    def replayed(self) -> Replayed:
+        """The replay so far (:func:`replay_more`'s answer for the same events)."""
+        return Replayed(self.state, tuple(self._undecided.values()),
+                        tuple(self._running.values()))

@@ -17,12 +17,14 @@ emitter and pays nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["CONTENT_VARIABLE", "Emitter", "EventSink", "content_opted_in", "emitter_for",
@@ -40,6 +42,10 @@ _CONTENT_FIELDS = frozenset({"params", "result", "content", "calls"})
 
 #: Where events go: a callable given each event dict.
 EventSink = Callable[[dict[str, Any]], None]
+
+#: Where an observer's failure is reported (a warning with its traceback); obelisk never
+#: configures logging: the program that runs it does.
+LOG = logging.getLogger("obelisk.observe")
 
 
 @runtime_checkable
@@ -125,9 +131,41 @@ class Emitter:
         for name in _CONTENT_FIELDS.intersection(fields):
             fields[name] = masked(fields[name])
         event = {"seq": self.seq, "type": kind, "time": self.clock(), **fields}
+        stopping: BaseException | None = None
         for sink in self.sinks:
-            sink(event)
+            try:
+                sink(event)
+            except Exception as exc:  # noqa: BLE001 - an observer never breaks a run
+                self.broke(sink, exc)
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: stop the run,
+                stopping = stopping or exc  # the other sinks told first
+        if stopping is not None:
+            raise stopping
         return event
+
+    def broke(self, sink: Any, exc: Exception) -> None:
+        """``sink`` raised: reported once (a warning with the traceback), told nothing
+        more of this run (the tracer's spans stay unfinished); the run goes on."""
+        if not any(found is sink for found in self.sinks):
+            return
+        self.sinks = tuple(found for found in self.sinks if found is not sink)
+        if sink is self.tracer:
+            self.tracer = None
+        LOG.warning("the run's observer %s raised at event %d (%s: %s); it is told no "
+                    "more of this run, which goes on", _named(sink), self.seq,
+                    type(exc).__name__, exc, exc_info=exc)
+
+    def traceparent(self) -> str | None:
+        """The tracer's root span as a W3C ``traceparent`` (None untraced, or when the
+        tracer fails)."""
+        tracer = self.tracer
+        if tracer is None:
+            return None
+        try:
+            return tracer.traceparent()
+        except Exception as exc:  # noqa: BLE001 - an observer never breaks a run
+            self.broke(tracer, exc)
+            return None
 
     def relay(self, **marks: Any) -> EventSink | None:
         """A nested run's ``on_event`` (a delegate's): its events told in this stream,
@@ -144,7 +182,45 @@ class Emitter:
 
     def scope(self, event: dict[str, Any]) -> AbstractContextManager[Any]:
         """The tracer's context for the call of ``event`` while it runs (else nothing)."""
-        return nullcontext() if self.tracer is None else self.tracer.scope(event)
+        return nullcontext() if self.tracer is None else _Scope(self, self.tracer, event)
+
+
+class _Scope:
+    """A tracer's scope that never breaks the run: the tracer's failure to enter or
+    leave it is reported (:meth:`Emitter.broke`); the block's own exception goes on."""
+
+    __slots__ = ("emitter", "tracer", "event", "inner")
+
+    def __init__(self, emitter: Emitter, tracer: Tracer, event: dict[str, Any]) -> None:
+        self.emitter, self.tracer, self.event = emitter, tracer, event
+        self.inner: AbstractContextManager[Any] | None = None
+
+    def __enter__(self) -> None:
+        try:
+            inner = self.tracer.scope(self.event)
+            inner.__enter__()
+        except Exception as exc:  # noqa: BLE001 - an observer never breaks a run
+            self.emitter.broke(self.tracer, exc)
+            return
+        self.inner = inner
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self.inner is not None:
+            try:
+                self.inner.__exit__(kind, exc, traceback)
+            except Exception as failure:  # noqa: BLE001 - never the block's exception
+                self.emitter.broke(self.tracer, failure)
+
+
+def _named(sink: Any) -> str:
+    """An observer as a warning names it: a function's qualified name, else its ``repr``
+    when its class says one (the command line's ``--events FILE``), else its class."""
+    name = getattr(sink, "__qualname__", None)
+    if isinstance(name, str):
+        return name
+    own_repr = "__repr__" in type(sink).__dict__
+    return repr(sink) if own_repr else type(sink).__qualname__
 
 
 def trace_carrier() -> dict[str, str]:
@@ -153,18 +229,37 @@ def trace_carrier() -> dict[str, str]:
     no tracer provider is set."""
     if not tracing_on():
         return {}
-    from obelisk.interpreters.spans import carrier
+    try:
+        from obelisk.interpreters.spans import carrier
 
-    return carrier()
+        return carrier()
+    except Exception as exc:  # noqa: BLE001 - tracing never breaks a run
+        _failed("the trace context of a call", exc)
+        return {}
 
 
 def span_event(name: str, attributes: dict[str, Any]) -> None:
     """An event on the current span (an LLM request's retry), when a tracer provider is
     set; nothing otherwise."""
     if tracing_on():
-        from obelisk.interpreters.spans import add_span_event
+        try:
+            from obelisk.interpreters.spans import add_span_event
 
-        add_span_event(name, attributes)
+            add_span_event(name, attributes)
+        except Exception as exc:  # noqa: BLE001 - tracing never breaks a run
+            _failed(f"the span event {name}", exc)
+
+
+_REPORTED: set[str] = set()
+
+
+def _failed(what: str, exc: Exception) -> None:
+    """OpenTelemetry failed outside a run's tracer (reported once a process for each
+    ``what``: it would fail again for each call)."""
+    if what not in _REPORTED:
+        _REPORTED.add(what)
+        LOG.warning("OpenTelemetry failed to make %s (%s: %s); obelisk goes on without it",
+                    what, type(exc).__name__, exc, exc_info=exc)
 
 
 def scoped(emitter: Emitter | None, event: dict[str, Any] | None) -> AbstractContextManager[Any]:
@@ -178,9 +273,12 @@ def emitter_for(on_event: EventSink | None, *, content: bool | None = None) -> E
     maker; None when neither (the run then makes no event at all)."""
     sinks: list[EventSink] = [] if on_event is None else [on_event]
     if tracing_on():
-        from obelisk.interpreters.spans import SpanMaker
+        try:
+            from obelisk.interpreters.spans import SpanMaker
 
-        sinks.append(SpanMaker())
+            sinks.append(SpanMaker())
+        except Exception as exc:  # noqa: BLE001 - the run goes on, untraced
+            _failed("a tracer", exc)
     return Emitter(sinks, content=content) if sinks else None
 
 

@@ -171,6 +171,65 @@ def test_a_traced_run_sends_the_calls_span_to_the_worker(
     assert int(span_id, 16) == span.context.span_id
 
 
+def told(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """What a run's events say of its calls, in an order concurrency does not change."""
+    return sorted((e["type"], e.get("call", -1), e.get("outcome", ""), e.get("reason", ""))
+                  for e in events)
+
+
+def test_a_run_on_the_cluster_tells_the_events_run_async_tells(cluster: Any) -> None:
+    from obelisk import run_async
+
+    events: list[dict[str, Any]] = []
+    result = dask(cluster, PLAN, CONTEXT, on_event=events.append, max_value_bytes=10**6)
+    here: list[dict[str, Any]] = []
+    asyncio.run(run_async(PLAN, CONTEXT, activities=acts.ACTIVITIES,
+                          clock=lambda: DRY_RUN_DATE, on_event=here.append))
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert told(events) == told(here)
+    assert events[-1]["status"] == result.status == "completed"
+
+
+def test_a_callback_raising_on_the_cluster_changes_nothing(cluster: Any) -> None:
+    unobserved = report(dask(cluster, PLAN, CONTEXT))
+    count: list[dict[str, Any]] = []
+    dask(cluster, PLAN, CONTEXT, on_event=count.append)
+    for at in (1, len(count) // 2, len(count)):
+        seen: list[int] = []
+
+        def raising(event: dict[str, Any], at: int = at, seen: list[int] = seen) -> None:
+            seen.append(event["seq"])
+            if len(seen) == at:
+                raise RuntimeError("observer down")
+
+        assert report(dask(cluster, PLAN, CONTEXT, on_event=raising)) == unobserved
+        assert len(seen) == at
+
+
+def test_a_traced_run_on_the_cluster_has_a_span_per_call_under_its_root(
+        cluster: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter, provider = InMemorySpanExporter(), TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    plan = [{"_tool": "step", "i": 1, "_outputPath": "†s.a"},
+            {"_tool": "traced", "after": "†s.a", "_outputPath": "†s.t"}]
+    result = dask(cluster, plan)
+    spans = exporter.get_finished_spans()
+    [root] = [s for s in spans if s.name == "invoke_workflow obelisk"]
+    calls = sorted((s for s in spans if s.name.startswith("execute_tool")),
+                   key=lambda s: s.attributes["obelisk.call"])  # type: ignore[index]
+    assert [s.name for s in calls] == ["execute_tool step", "execute_tool traced"]
+    assert all(s.parent is not None and s.parent.span_id == root.context.span_id
+               for s in calls)
+    _, _, span_id, _ = result.context.value("s", ("t",))["traceparent"].split("-")
+    assert int(span_id, 16) == calls[1].context.span_id  # the payload carried its span
+
+
 def test_a_tool_placed_nowhere_is_refused_before_the_run(cluster: Any) -> None:
     with pytest.raises(ToolError, match=r"tool 0 \(where\) at /x-obelisk-executor: 'gpu' is "
                                         r"not an executor: use \"local\""):
@@ -278,9 +337,12 @@ def test_a_durable_run_on_the_cluster_resumes(cluster: Any, tmp_path: pathlib.Pa
         with pytest.raises(JournalUnreadable, match="recorded with the Dask interpreter"):
             resume(journal, "r", activities=acts.ACTIVITIES)
         go.touch()
+        events: list[dict[str, Any]] = []
         result = on_cluster(cluster, lambda client: resume_dask(
-            journal, "r", client=client, activities=acts.ACTIVITIES))
+            journal, "r", client=client, activities=acts.ACTIVITIES, on_event=events.append))
     assert result.status == "completed"
+    assert events[0]["resumed"] is True and events[-1]["status"] == "completed"
+    assert [e["call"] for e in events if e["type"] == "call_finished"] == [1]
     assert result.context.value("s", ("b",)) == {"waited": 2}
     starts = log.read_text().splitlines()
     assert len(starts) == 3 and starts[1].split()[1] == starts[2].split()[1] == "r//0/1/"

@@ -140,9 +140,14 @@ def test_a_run_on_the_cluster(cluster: Cluster, tmp_path: pathlib.Path) -> None:
         {"_tool": "step", "i": 2, "prev": "†s.a", "_outputPath": "†s.b"},
         {"_tool": "where", "_outputPath": "†s.w"}]})
     code, out, err = cli("run", plan, "--activities", ACTIVITIES, "--interpreter", "dask",
-                         "--dask-scheduler", cluster.address, "--out", str(tmp_path / "c.json"))
+                         "--dask-scheduler", cluster.address, "--out", str(tmp_path / "c.json"),
+                         "--events", str(tmp_path / "run.jsonl"))
     assert code == 0, err
     assert "status: completed" in out
+    events = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert sorted(e["call"] for e in events if e["type"] == "call_finished") == [0, 1, 2]
+    assert events[-1]["type"] == "run_ended" and events[-1]["status"] == "completed"
     final = json.loads((tmp_path / "c.json").read_text())
     values = {m["_outputPath"]: m["data"] for m in final}
     assert values["†s.b"] == {"b": {"n": 3}}
@@ -187,9 +192,13 @@ def test_a_killed_client_resumes_on_the_cluster(cluster: Cluster,
     assert code == 2
     assert "run r was recorded with --interpreter dask: give --dask-scheduler" in err
     code, out, err = cli("resume", str(db), "--activities", ACTIVITIES,
-                         "--dask-scheduler", cluster.address)
+                         "--dask-scheduler", cluster.address,
+                         "--events", str(tmp_path / "resume.jsonl"))
     assert code == 0, err
     assert "status: completed" in out
+    told = [json.loads(line) for line in (tmp_path / "resume.jsonl").read_text().splitlines()]
+    assert told[0]["run"] == "r" and told[0]["resumed"] is True
+    assert [e["call"] for e in told if e["type"] == "call_finished"] == [3, 4]
     keys = [line[1] for line in lines(log)]
     # The steps that had finished ran once; the call in flight ran again with its key.
     assert keys == ["r//0/0/", "r//0/1/", "r//0/2/", "r//0/3/", "r//0/3/", "r//0/4/"]

@@ -153,8 +153,8 @@ def _run_fields(options: Options, ticks: TickSource, run_id: str | None) -> dict
 
 def _trace_recorded(options: Options, ticks: TickSource) -> None:
     """A traced run's trace context, recorded in its journal for a later resume."""
-    tracer = None if options.emitter is None else options.emitter.tracer
-    if tracer is not None and (parent := tracer.traceparent()) is not None:
+    parent = None if options.emitter is None else options.emitter.traceparent()
+    if parent is not None:
         ticks.record_trace(parent)
 
 

@@ -39,6 +39,7 @@ import asyncio
 import enum
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from attrs import evolve
@@ -84,6 +85,7 @@ async def run_streamed(
     on_start: Callable[[int, int, bool], None] | None = None,
     timeout: float | None = None,
     journal: StreamJournal | None = None,
+    scope: Callable[[Invocation], AbstractContextManager[Any]] | None = None,
 ) -> StreamedRun:
     """Run the calls of a streamed solution as they arrive (see the module docstring).
 
@@ -91,7 +93,8 @@ async def run_streamed(
     call and the whole solution; ``registry`` runs the calls (its executors always see
     the newest plan); ``on_plan`` is told each admitted plan (the latent executor follows
     it); ``on_start(call, seen, open)`` each call that starts; ``timeout`` (seconds)
-    bounds each call, as in :func:`obelisk.run_async`.
+    bounds each call, as in :func:`obelisk.run_async`; ``scope(invocation)`` is the
+    context its activity runs in (its ``execute_tool`` span made current, when traced).
 
     ``journal`` records the tick (each call admitted before it can start, each start,
     verdict, invocation and outcome, then the whole solution). A tick it holds steps of is
@@ -102,7 +105,8 @@ async def run_streamed(
     """
     initial = compile_part([], True)
     run = Streamed(begin(initial, context, isolate_invalid=True, open=True), timeout,
-                   NoStreamJournal() if journal is None else journal, compile_part, judge)
+                   NoStreamJournal() if journal is None else journal, compile_part, judge,
+                   scope)
     lingering = Lingering()  # the threads of plain activities a cancel waits for
     token = LINGERING.set(lingering)  # the tick's tasks inherit it
     reader: asyncio.Task[None] | None = None
@@ -349,7 +353,8 @@ async def _one(run: Streamed, registry: Registry, invocation: Invocation) -> Non
             outcome = stopped
         else:
             execution = choose_executor(run.state.plan, invocation, registry)
-            outcome = await within(execute_async(execution, invocation), run.timeout)
+            with run.scope(invocation):  # a span the activity opens is its call's child
+                outcome = await within(execute_async(execution, invocation), run.timeout)
     except asyncio.CancelledError:
         if _cancel_requested():
             raise

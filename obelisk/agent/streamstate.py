@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from attrs import frozen
@@ -14,6 +15,7 @@ from obelisk.agent.judging import Judge
 from obelisk.agent.source import StreamJournal
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.core.values import MISSING
+from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.result import RunResult
 from obelisk.interpreters.state import RunState
 from obelisk.llm.answers import Unusable
@@ -53,7 +55,9 @@ class Streamed:
     """The bookkeeping of one streamed tick (only its own loop and tasks touch it)."""
 
     def __init__(self, state: RunState, timeout: float | None, journal: StreamJournal,
-                 compile_part: CompilePart, judge: Judge) -> None:
+                 compile_part: CompilePart, judge: Judge,
+                 scope: Callable[[Invocation], AbstractContextManager[Any]] | None = None
+                 ) -> None:
         self.state = state
         self.queue: asyncio.Queue[tuple[Any, Any]] = asyncio.Queue()
         self.tasks: dict[int, asyncio.Task[None]] = {}
@@ -75,11 +79,18 @@ class Streamed:
         self.journal = journal
         self.compile_part = compile_part
         self.judge = judge
+        #: The context a call's activity runs in (its span current, when traced).
+        self.scope = scope or _no_scope
 
     @property
     def stopped(self) -> bool:
         """Nothing more starts: the solution is invalid, or the stream broke."""
         return self.invalid is not None or self.failure is not None
+
+
+def _no_scope(invocation: Invocation) -> AbstractContextManager[Any]:
+    """The context of a call no tracer follows: nothing."""
+    return nullcontext()
 
 
 def late_writers(plan: CompiledPlan, state: RunState, first_new: int) -> list[tuple[int, int]]:

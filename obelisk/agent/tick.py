@@ -224,7 +224,8 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
             items, context, compile_part, state.validators.judge(request.schema_text),
             registry_of(options, latent, delegates), options.clock,
             approve=options.approve, on_plan=lambda plan: setattr(latent, "plan", plan),
-            on_start=on_start, timeout=options.timeout, journal=journal)
+            on_start=on_start, timeout=options.timeout, journal=journal,
+            scope=None if follower is None else follower.scope)
     except LLMError as exc:
         answered(options.emitter, options.llm, number, None, error=exc)
         return _failed(state, number, exc)

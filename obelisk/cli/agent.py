@@ -308,7 +308,7 @@ def _run_agent(context: Context, llm: LLM, options: dict[str, Any],
     """The agent run, Ctrl-C and SIGTERM stopping it (:mod:`obelisk.cli.interrupt`)."""
     where = args.file
     try:
-        with events_file(args.events) as on_event:
+        with events_file(args.events, stops.err) as on_event:
             options = {**options, "on_event": on_event}
             if args.interpreter == "dask":
                 return dask_agent(args, context, llm, options)

@@ -77,7 +77,7 @@ def activity_paths(spec: str | None) -> dict[str, ActivityPath]:
 
 def run_plan(args: argparse.Namespace, plan: CompiledPlan, activities: Mapping[str, Any],
              approve: Any, observe: Callable[[Any], None], journal: Journal | None = None,
-             run_id: str | None = None) -> RunResult:
+             run_id: str | None = None, on_event: Any = None) -> RunResult:
     """``obelisk run --interpreter dask``: the plan run (and recorded, with a journal) on
     the cluster the options name."""
     from obelisk import run_dask
@@ -86,12 +86,12 @@ def run_plan(args: argparse.Namespace, plan: CompiledPlan, activities: Mapping[s
     return on_dask(args, lambda client: run_dask(
         plan, client=client, activities=activities, paths=paths, executor=args.dask_executor,
         approve=approve, max_concurrency=args.max_concurrency, timeout=args.timeout,
-        observer=observe, journal=journal, run_id=run_id))
+        observer=observe, journal=journal, run_id=run_id, on_event=on_event))
 
 
 def resume_plan(args: argparse.Namespace, journal: Journal, run_id: str,
                 activities: Mapping[str, Any], approve: Any,
-                observe: Callable[[Any], None]) -> RunResult:
+                observe: Callable[[Any], None], on_event: Any = None) -> RunResult:
     """``obelisk resume --interpreter dask``: the recorded run continued on the cluster."""
     from obelisk import resume_dask
 
@@ -99,7 +99,7 @@ def resume_plan(args: argparse.Namespace, journal: Journal, run_id: str,
     return on_dask(args, lambda client: resume_dask(
         journal, run_id, client=client, activities=activities, paths=paths,
         executor=args.dask_executor, approve=approve, max_concurrency=args.max_concurrency,
-        timeout=args.timeout, observer=observe, take_over=args.take_over))
+        timeout=args.timeout, observer=observe, take_over=args.take_over, on_event=on_event))
 
 
 def run_agent(args: argparse.Namespace, context: Context, llm: LLM,

@@ -165,7 +165,7 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
     if activities:
         activities = {name: stops.wrap(name, fn) for name, fn in activities.items()}
     try:
-        with events_file(args.events) as on_event:
+        with events_file(args.events, err) as on_event:
             result = stops.run_async(lambda: resume_agent(
                 journal, run.header.run_id, llm=llm, activities=activities, approve=approve,
                 on_plan=on_plan, observer=None if args.json else tick_printer(out),
@@ -180,9 +180,10 @@ def _resume_agent(journal: Journal, args: argparse.Namespace, out: TextIO, err: 
 def _resume(journal: Journal, run_id: str, interpreter: str,
             activities: Mapping[str, Callable[..., Any]], display: Display,
             args: argparse.Namespace, stops: Interrupts) -> RunResult:
-    if interpreter == "dask":  # (--events refused before: _check_run_options)
-        return dask_resume(args, journal, run_id, activities, display.approve, display.observe)
-    with events_file(args.events) as on_event:
+    with events_file(args.events, stops.err) as on_event:
+        if interpreter == "dask":
+            return dask_resume(args, journal, run_id, activities, display.approve,
+                               display.observe, on_event)
         if interpreter == "asyncio":
             return stops.run_async(lambda: resume_async(
                 journal, run_id, activities=activities, approve=display.approve,

@@ -104,7 +104,7 @@ def dry_run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             render_refusal(plan, pf, err)
         return EXIT_FAILED
     try:
-        with events_file(args.events) as on_event:
+        with events_file(args.events, err) as on_event:
             result = dry_run(plan, mocks=mocks, interpreter=args.interpreter,
                              explore=args.explore, on_event=on_event)
     except MockError as exc:
@@ -188,9 +188,6 @@ def open_journal(path: str, durability: str = "sync", *, create: bool = True,
 
 def _check_run_options(args: argparse.Namespace) -> None:
     check_dask_options(args)
-    if getattr(args, "events", None) and args.interpreter == "dask":
-        raise InputError("--events is not supported with --interpreter dask yet: run with "
-                         "--interpreter asyncio to record the run's events")
     if args.interpreter == "sync" and (args.timeout is not None
                                        or args.max_concurrency is not None):
         # The sync interpreter runs one call at a time and cannot interrupt one: say so
@@ -225,7 +222,7 @@ def run_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                for name, fn in activities.items()}
     try:
         # Young collections spaced by the plan's size (main tunes for any command).
-        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events) as on_event:
+        with gc_tuned(len(plan.nodes), freeze=True), events_file(args.events, err) as on_event:
             result = _run(args, plan, tracked, display, stops, on_event)
     except BaseException:
         display.progress.close()
@@ -242,7 +239,8 @@ def _run(args: argparse.Namespace, plan: CompiledPlan, tracked: dict[str, Any],
         with open_journal(args.journal, args.durability, lease=args.lease) as journal:
             return _run_journaled(args, plan, journal, tracked, display, stops, on_event)
     if args.interpreter == "dask":
-        return dask_run(args, plan, tracked, display.approve, display.observe)
+        return dask_run(args, plan, tracked, display.approve, display.observe,
+                        on_event=on_event)
     if args.interpreter == "asyncio":
         return stops.run_async(lambda: run_async(
             plan, activities=tracked, approve=display.approve,
@@ -304,7 +302,7 @@ def _run_journaled(args: argparse.Namespace, plan: CompiledPlan, journal: Journa
     try:
         if args.interpreter == "dask":
             return dask_run(args, plan, activities, display.approve, display.observe, journal,
-                            run_id)
+                            run_id, on_event)
         if args.interpreter == "asyncio":
             return stops.run_async(lambda: run_durable_async(
                 plan, journal=journal, run_id=run_id, activities=activities,

@@ -24,6 +24,7 @@ from obelisk.interpreters.activities import Activity
 from obelisk.interpreters.aio import run_async
 from obelisk.interpreters.common import Observer, prepare
 from obelisk.interpreters.result import RunResult
+from obelisk.interpreters.stream import EventSink
 from obelisk.journal.run import resume_async, run_durable_async
 
 if TYPE_CHECKING:
@@ -88,11 +89,13 @@ async def run_dask(
     instances: bool = False,
     observer: Observer | None = None,
     max_value_nodes: int | None = None,
+    max_value_bytes: int | None = None,
     trace: bool | None = None,
     journal: Journal | None = None,
     run_id: str | None = None,
     trace_context: TraceContext | None = None,
     paths: Mapping[str, ActivityPath | str] | None = None,
+    on_event: EventSink | None = None,
 ) -> RunResult:
     """Run a plan with its activities on the Dask cluster of ``client`` (an asynchronous
     ``distributed.Client``): the same result as :func:`obelisk.run_async`.
@@ -103,8 +106,9 @@ async def run_dask(
     own module and name do not lead to, such as wrapped ones); latent calls and the others
     run here.
     ``journal`` records the run under ``run_id`` as :func:`obelisk.run_durable_async`
-    does (``max_value_nodes`` then keeps its default). ``trace_context`` gives each call's
-    trace context to the workers. Raises :class:`~obelisk.ToolError` for a tool whose
+    does (``max_value_nodes`` and ``max_value_bytes`` then keep their defaults).
+    ``trace_context`` gives each call's trace context to the workers. ``on_event`` is
+    given the run's typed events (docs/observability.md), as by :func:`obelisk.run_async`. Raises :class:`~obelisk.ToolError` for a tool whose
     ``"x-obelisk-executor"`` is neither, ``TypeError`` for a client that is not
     asynchronous; otherwise as :func:`obelisk.run_async`.
     """
@@ -117,12 +121,13 @@ async def run_dask(
         return await run_async(compiled, ctx, activities=wrapped, approve=approve,
                                latent=latent, clock=clock, max_concurrency=max_concurrency,
                                timeout=timeout, observer=observer,
-                               max_value_nodes=max_value_nodes, trace=trace)
+                               max_value_nodes=max_value_nodes,
+                               max_value_bytes=max_value_bytes, trace=trace, on_event=on_event)
     return await run_durable_async(compiled, ctx, journal=journal, run_id=run_id,
                                    activities=wrapped, approve=approve, latent=latent,
                                    clock=clock, max_concurrency=max_concurrency,
                                    timeout=timeout, observer=observer, trace=trace,
-                                   interpreter="dask")
+                                   interpreter="dask", on_event=on_event)
 
 
 async def resume_dask(journal: Journal, run_id: str | None = None, *, client: Client,
@@ -133,13 +138,16 @@ async def resume_dask(journal: Journal, run_id: str | None = None, *, client: Cl
                       max_concurrency: int | None = None, timeout: float | None = None,
                       observer: Observer | None = None, take_over: bool = False,
                       trace_context: TraceContext | None = None,
-                      paths: Mapping[str, ActivityPath | str] | None = None) -> RunResult:
+                      paths: Mapping[str, ActivityPath | str] | None = None,
+                      on_event: EventSink | None = None) -> RunResult:
     """Continue a plan's recorded run (:func:`obelisk.journal.resume_async`) with its
     activities on the Dask cluster of ``client`` (see :func:`run_dask`): no recorded
     outcome is produced again, and a call that was in flight runs again with its
-    idempotency key (an at-most-once call's ends ``Interrupted``)."""
+    idempotency key (an at-most-once call's ends ``Interrupted``). ``on_event``: see
+    :func:`run_dask`."""
     functions, found = resolve_activities(activities, paths)
     wrapped = DaskInterpreter(client, executor, found, trace_context).wrap(functions)
     return await resume_async(journal, run_id, activities=wrapped, approve=approve,
                               latent=latent, clock=clock, max_concurrency=max_concurrency,
-                              timeout=timeout, observer=observer, take_over=take_over)
+                              timeout=timeout, observer=observer, take_over=take_over,
+                              on_event=on_event)

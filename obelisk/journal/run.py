@@ -202,7 +202,7 @@ def _following(follower: PlanFollower | None, session: Session) -> Iterator[dict
         if tracer is not None:
             fields["resumes"] = last_trace(recorder.journal.records(recorder.run_id))
     with following(follower.emitter, "plan", **fields) as ending:
-        if tracer is not None and (parent := tracer.traceparent()) is not None:
+        if (parent := follower.emitter.traceparent()) is not None:
             recorder.traced(parent)
         yield ending
 
