@@ -56,6 +56,9 @@ class PlanFollower:
         self.told = 0  # how many of the plan's nodes the ``plan`` events described
         self.readied: set[int] = set()  # the nodes told ``call_ready``
         self.reads_calls = emitter.content  # the call of a Started event: only as content
+        #: Fields every call event gets besides its own: a journal's retelling of what a
+        #: run recorded marks its events ``replayed`` and dates them as recorded.
+        self.marks: dict[str, Any] = {}
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
         found = self.replayed.state.plan.nodes[node]
@@ -65,6 +68,8 @@ class PlanFollower:
         if self.tick is not None:
             out["tick"] = self.tick
         out.update(fields)
+        if self.marks:
+            out.update(self.marks)
         return out
 
     def _fold(self, event: RunEvent) -> None:
@@ -175,8 +180,12 @@ class PlanFollower:
 
     def started(self, invocation: Invocation) -> dict[str, Any]:
         """``call_started``: the call's activity is about to run."""
+        return self.invoked(invocation.node)
+
+    def invoked(self, node: int) -> dict[str, Any]:
+        """``call_started`` for node ``node`` (a journal's invoke row, retold)."""
         self.describe()
-        return self.emitter.emit("call_started", **self._call(invocation.node))
+        return self.emitter.emit("call_started", **self._call(node))
 
     def end(self) -> None:
         """The run's last skips: those the machine's final ``advance`` makes (a run

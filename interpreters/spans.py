@@ -94,8 +94,8 @@ class SpanMaker:
         return f"00-{found.trace_id:032x}-{found.span_id:016x}-{int(found.trace_flags):02x}"
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if "delegate" in event:  # a delegate's run, relayed: it makes its own spans
-            return
+        if "delegate" in event or "replayed" in event:
+            return  # a delegate's run makes its own spans; what a journal retells was traced
         handler = getattr(self, "_" + event["type"], None)
         if handler is not None:
             handler(event)

@@ -28,6 +28,10 @@ from obelisk.llm.base import Reply, Usage
 #: No tokens (a recorded solution's cost was paid already).
 NO_USAGE = Usage()
 
+#: A recorded solution's tokens, and when it was asked for and came (seconds since the
+#: epoch; None when not recorded).
+Answer = tuple[Usage, "float | None", "float | None"]
+
 
 class TickSource(Protocol):
     """The journal of one agent run, as the loop sees it."""
@@ -56,6 +60,10 @@ class TickSource(Protocol):
     def recorded_usage(self, tick: int) -> Usage:
         """The tokens recorded for ``tick`` before this process (work replayed, not paid
         again)."""
+
+    def recorded_answer(self, tick: int) -> Answer | None:
+        """What ``tick``'s recorded solution cost and when it was asked for and came, when
+        recorded (a replayed tick's ``llm_answer``)."""
 
     def record_usage(self, tick: int, usage: Usage) -> None:
         """Record tokens paid during ``tick`` by a latent call or a delegate (with the
@@ -169,6 +177,10 @@ class NoJournal:
     def recorded_usage(self, tick: int) -> Usage:
         """No work was replayed: none was paid before."""
         return NO_USAGE
+
+    def recorded_answer(self, tick: int) -> Answer | None:
+        """Nothing was recorded."""
+        return None
 
     def record_usage(self, tick: int, usage: Usage) -> None:
         """Nothing is recorded."""

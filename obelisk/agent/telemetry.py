@@ -25,10 +25,12 @@ def provider_of(llm: LLM) -> tuple[str, str]:
 
 
 def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
-          stream: bool = False, **call: int) -> dict[str, Any] | None:
+          stream: bool = False, marks: dict[str, Any] | None = None,
+          **call: int) -> dict[str, Any] | None:
     """``llm_request``: tick ``tick`` asks the LLM (its size; the turns when content is
     recorded); a latent call's sub-request names its ``node`` and ``call``. The event
-    (None when nobody watches)."""
+    (None when nobody watches). ``marks``: a replayed tick's (``replayed``, the recorded
+    ``time``)."""
     if emitter is None:
         return None
     provider, model = provider_of(llm)
@@ -36,12 +38,12 @@ def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
                               "size": len(request.render()), "stream": stream, **call}
     if emitter.content:
         fields["content"] = request.turns_json()
-    return emitter.emit("llm_request", **fields)
+    return emitter.emit("llm_request", **fields, **(marks or {}))
 
 
 def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, *,
              error: BaseException | None = None, first_call: float | None = None,
-             **call: int) -> None:
+             marks: dict[str, Any] | None = None, **call: int) -> None:
     """``llm_answer``: the tokens it cost, the solution when content is recorded, or the
     error that ended the request (a latent call's names its ``node`` and ``call``)."""
     if emitter is None:
@@ -65,4 +67,4 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
         fields["first_call"] = first_call
     if error is not None:
         fields["error"] = type(error).__name__
-    emitter.emit("llm_answer", **fields)
+    emitter.emit("llm_answer", **fields, **(marks or {}))

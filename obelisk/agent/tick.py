@@ -86,6 +86,8 @@ async def tick(state: TickState, number: int, mode: Mode,
             return _failed(state, number, exc)
         answered(options.emitter, options.llm, number, reply)
         options.ticks.record_solution(number, recordable(reply.value), reply.usage)
+    elif options.emitter is not None:
+        _retold(options, number, request, reply)
     judge = state.validators.judge(request.schema_text)
     solution = read_answer(reply.value)
     if isinstance(solution, Unusable):
@@ -123,6 +125,18 @@ def _asked(options: Options, number: int, request: Request, *, replayed: bool) -
     """Tell the observer the tick asks the LLM (or replays its answer from the journal)."""
     if options.observer is not None:
         options.observer(Asked(number, len(request.render()), replayed, request))
+
+
+def _retold(options: Options, number: int, request: Request, reply: Reply) -> None:
+    """A replayed tick's request and answer, told as recorded: marked ``replayed``, with
+    the tokens and times the journal holds (when it holds them)."""
+    found = options.ticks.recorded_answer(number)
+    usage, begun, came = found if found is not None else (Usage(), None, None)
+    marks: dict[str, Any] = {"replayed": True}
+    asked(options.emitter, options.llm, number, request,
+          marks=marks if begun is None else {**marks, "time": begun})
+    answered(options.emitter, options.llm, number, Reply(reply.value, usage),
+             marks=marks if came is None else {**marks, "time": came})
 
 
 def recordable(answer: Any) -> Any:

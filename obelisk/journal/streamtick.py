@@ -66,7 +66,7 @@ class StreamTick:
 
     def started(self, node: int) -> None:
         """Record that the machine started a batch (``node`` its first call)."""
-        self.run.recorder.record(RecordKind.START, node, None, commit=False)
+        self.run.recorder.started(node)
 
     def decided(self, event: RunEvent) -> None:
         """Record the approval hook's verdict, on disk before the call runs."""

@@ -141,7 +141,13 @@ def _tick(node: int | None) -> int:
 
 
 def _nothing(reader: _Reader, row: dict[str, Any], data: Any) -> None:
-    """start, cancel: the row says all."""
+    """cancel: the row says all."""
+
+
+def _start(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    """start: when the batch was made ready (rows recorded before times were: nothing)."""
+    if isinstance(data, dict) and isinstance(data.get("t"), (int, float)):
+        row["time"] = data["t"]
 
 
 def _key(reader: _Reader, row: dict[str, Any], data: Any) -> None:
@@ -153,6 +159,9 @@ def _key(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 def _finish(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     outcome_of(data)  # checks its shape
     row["date"] = data.pop("date")
+    for name, said in (("t", "time"), ("started", "started")):  # when recorded
+        if name in data:
+            row[said] = data.pop(name)
     row["outcome"] = data
 
 
@@ -197,7 +206,7 @@ def _admit(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 
 #: How each kind of row is read into its JSON row.
 _READERS: dict[RecordKind, Callable[[_Reader, dict[str, Any], Any], None]] = {
-    RecordKind.START: _nothing, RecordKind.CANCEL: _nothing, RecordKind.INVOKE: _key,
+    RecordKind.START: _start, RecordKind.CANCEL: _nothing, RecordKind.INVOKE: _key,
     RecordKind.FINISH: _finish, RecordKind.DECIDE: _decide, RecordKind.END: _Reader.end,
     RecordKind.RESUME: _resume, RecordKind.REVIEW: _review, RecordKind.USAGE: _usage,
     RecordKind.DELEGATE: _delegate, RecordKind.SOLUTION: _solution, RecordKind.ADMIT: _admit,

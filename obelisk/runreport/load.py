@@ -10,14 +10,14 @@ from typing import Any
 
 from obelisk.jsonio import InputError
 
-__all__ = ["from_report", "load_events"]
+__all__ = ["from_report", "is_journal", "load_events"]
 
 _SQLITE = b"SQLite format 3\x00"
 
 
 def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
     """The events of the run ``source`` holds; :class:`InputError` when it holds none."""
-    if source.startswith(("postgresql://", "postgres://")) or _is_sqlite(source):
+    if is_journal(source):
         return _from_journal(source, run_id)
     try:
         text = pathlib.Path(source).read_text(encoding="utf-8")
@@ -35,6 +35,11 @@ def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
         if isinstance(whole, dict) and "calls" in whole and "type" not in whole:
             return from_report(whole)
     return _from_lines(source, text)
+
+
+def is_journal(source: str) -> bool:
+    """Whether ``source`` names a journal (a PostgreSQL URL, or an SQLite file)."""
+    return source.startswith(("postgresql://", "postgres://")) or _is_sqlite(source)
 
 
 def _is_sqlite(source: str) -> bool:

@@ -1,0 +1,161 @@
+"""A resumed run's event stream: what its journal recorded is told again (marked
+``replayed``, at the recorded times) before the run goes on, so the events of a resumed
+run are those of the uninterrupted run (docs/observability.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+from typing import Any
+
+import jsonschema
+import pytest
+
+import obelisk
+from obelisk import Journal, RecordKind, ScriptedLLM
+
+VALIDATOR = jsonschema.Draft202012Validator(obelisk.event_schema())
+CALL_EVENTS = {"call_admitted", "call_ready", "call_approved", "call_started", "call_finished",
+               "call_skipped"}
+
+ADD = {"type": "object", "properties": {"_tool": {"const": "add"}, "a": {"type": "integer"}}}
+FAIL = {"type": "object", "properties": {"_tool": {"const": "fail"}}}
+TOOLS = [ADD, FAIL]
+
+
+def boom(*_: Any) -> Any:
+    raise ValueError("no")
+
+
+ACTIVITIES = {"add": lambda call, *_: call["a"] + 1, "fail": boom}
+#: Tick 1: a call, one failing into its error branch (so a reader of the other branch is
+#: skipped), one reading the first call; tick 2: another call; tick 3: the output.
+TICKS = [
+    {"calls": [{"_tool": "add", "a": 1, "_outputPath": "†one"},
+               {"_tool": "fail", "_outputPath": "†ok || †err"},
+               {"_tool": "add", "a": "†ok", "_outputPath": "†never"},
+               {"_tool": "add", "a": "†one", "_outputPath": "†two"}], "output": None},
+    {"calls": [{"_tool": "add", "a": "†two", "_outputPath": "†three"}], "output": None},
+    {"calls": [], "output": "†three"},
+]
+
+
+def calls_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The call events without what a retelling changes: ``seq``, ``time``, the mark."""
+    return [{k: v for k, v in e.items() if k not in ("seq", "time", "replayed")}
+            for e in events if e["type"] in CALL_EVENTS]
+
+
+def checked(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for event in events:
+        VALIDATOR.validate(event)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    return events
+
+
+def cut_run(source: Journal, target: Journal, run_id: str, keep: int) -> None:
+    """``target`` holds the first ``keep`` rows of ``source``'s run ``run_id``."""
+    records = list(source.records(run_id))
+    target.store.create_run(source.run_header(run_id))
+    target.store.append(run_id, records[:keep], target.claim(run_id).epoch)
+    target.leases.release(target.leases.held(run_id))  # type: ignore[arg-type]
+
+
+def whole_run(tmp_path: pathlib.Path, **options: Any) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    with Journal.open(tmp_path / "whole.db") as journal:
+        result = obelisk.run_agent_sync([{"type": "task", "text": "add"}], ScriptedLLM(TICKS),
+                                        tools=TOOLS, activities=ACTIVITIES, journal=journal,
+                                        run_id="A", on_event=events.append, **options)
+    assert result.status == "completed" and result.output == 4
+    return checked(events)
+
+
+def resumed(tmp_path: pathlib.Path, keep: Any, answers: list[Any],
+            **options: Any) -> list[dict[str, Any]]:
+    """The run cut where ``keep(records)`` says, then resumed with ``answers``."""
+    with Journal.open(tmp_path / "whole.db") as whole, \
+            Journal.open(tmp_path / "cut.db") as journal:
+        cut_run(whole, journal, "A", keep(list(whole.records("A"))))
+        events: list[dict[str, Any]] = []
+        result = asyncio.run(obelisk.resume_agent(journal, "A", llm=ScriptedLLM(answers),
+                                                  activities=ACTIVITIES,
+                                                  on_event=events.append, **options))
+    assert result.status == "completed" and result.output == 4
+    return checked(events)
+
+
+def before_tick(tick: int) -> Any:
+    return lambda records: next(i for i, r in enumerate(records)
+                                if r.kind is RecordKind.SOLUTION and r.node == tick)
+
+
+def test_a_run_resumed_after_tick_1_tells_its_calls_as_the_run_did(
+        tmp_path: pathlib.Path) -> None:
+    whole = whole_run(tmp_path)
+    again = resumed(tmp_path, before_tick(2), TICKS[1:])
+    assert calls_of(again) == calls_of(whole)
+    assert [e["type"] for e in again] == [e["type"] for e in whole]
+    tick1 = [e for e in again if e.get("tick") == 1 and e["type"] in CALL_EVENTS]
+    later = [e for e in again if e.get("tick") == 2 and e["type"] in CALL_EVENTS]
+    assert tick1 and all(e["replayed"] is True for e in tick1)
+    assert later and not any("replayed" in e for e in later)
+    skipped = next(e for e in again if e["type"] == "call_skipped")
+    assert skipped["call"] == 2 and "†ok" in skipped["reason"]
+    # The replayed tick's request and answer: marked, with the tokens recorded.
+    answers = [e for e in again if e["type"] == "llm_answer"]
+    assert answers[0]["replayed"] is True and answers[0]["input_tokens"] > 0
+    assert answers[0]["input_tokens"] == next(
+        e for e in whole if e["type"] == "llm_answer")["input_tokens"]
+
+
+def test_replayed_events_carry_the_times_the_journal_recorded(tmp_path: pathlib.Path) -> None:
+    whole = whole_run(tmp_path)
+    again = resumed(tmp_path, lambda records: len(records), [])
+    first = {(e["type"], e["call"]): e["time"] for e in whole
+             if e["type"] in CALL_EVENTS and e.get("tick") == 1}
+    told = {(e["type"], e["call"]): e["time"] for e in again
+            if e["type"] in CALL_EVENTS and e.get("tick") == 1}
+    assert first.keys() == told.keys()
+    for key, when in first.items():  # recorded by the journal as the run told them
+        assert abs(told[key] - when) < 0.5, key
+    ended = max(e["time"] for e in whole)
+    assert all(when <= ended for when in told.values())  # not the resume's clock
+
+
+def test_a_run_resumed_midway_through_a_tick_runs_again_only_what_had_no_outcome(
+        tmp_path: pathlib.Path) -> None:
+    whole = whole_run(tmp_path)
+
+    def after_first_outcome(records: list[Any]) -> int:
+        return next(i for i, r in enumerate(records) if r.kind is RecordKind.FINISH) + 1
+
+    again = resumed(tmp_path, after_first_outcome, TICKS[1:])
+    finished = [(e["tick"], e["call"], e["outcome"]) for e in again
+                if e["type"] == "call_finished"]
+    assert sorted(finished) == sorted((e["tick"], e["call"], e["outcome"]) for e in whole
+                                      if e["type"] == "call_finished")
+    replayed = [e for e in again if e["type"] == "call_finished" and e.get("replayed")]
+    assert [(e["tick"], e["call"]) for e in replayed] == [(1, 0)]
+
+
+def test_an_ended_plan_run_resumed_tells_its_calls_replayed(tmp_path: pathlib.Path) -> None:
+    plan = TICKS[0]["calls"]
+    tools = obelisk.ToolRegistry.of(TOOLS)
+    events: list[dict[str, Any]] = []
+    with Journal.open(tmp_path / "plan.db") as journal:
+        obelisk.run_durable(plan, [], journal=journal, run_id="P", tools=tools,
+                            activities=ACTIVITIES, on_event=events.append)
+        again: list[dict[str, Any]] = []
+        obelisk.resume(journal, "P", activities=ACTIVITIES, on_event=again.append)
+    assert calls_of(checked(again)) == calls_of(checked(events))
+    assert all(e["replayed"] for e in again if e["type"] in CALL_EVENTS)
+
+
+def test_the_schema_declares_the_replayed_mark() -> None:
+    defs = obelisk.event_schema()["$defs"]
+    for kind in (*CALL_EVENTS, "llm_request", "llm_answer"):
+        assert defs[kind]["properties"]["replayed"]["const"] is True, kind
+    with pytest.raises(jsonschema.ValidationError):
+        VALIDATOR.validate({"seq": 1, "type": "call_started", "time": 0.0, "call": 0,
+                            "node": 0, "replayed": False})
