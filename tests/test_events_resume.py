@@ -86,8 +86,9 @@ def resumed(tmp_path: pathlib.Path, keep: Any, answers: list[Any],
 
 
 def before_tick(tick: int) -> Any:
-    return lambda records: next(i for i, r in enumerate(records)
-                                if r.kind is RecordKind.SOLUTION and r.node == tick)
+    """Where tick ``tick``'s rows begin (its solution; a streamed tick's first call)."""
+    return lambda records: next(i for i, r in enumerate(records) if r.node == tick and
+                                r.kind in (RecordKind.SOLUTION, RecordKind.ADMIT))
 
 
 def test_a_run_resumed_after_tick_1_tells_its_calls_as_the_run_did(
@@ -159,3 +160,27 @@ def test_the_schema_declares_the_replayed_mark() -> None:
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate({"seq": 1, "type": "call_started", "time": 0.0, "call": 0,
                             "node": 0, "replayed": False})
+
+
+@pytest.mark.parametrize("cut", ["tick", "call"])
+def test_a_streamed_run_resumed_tells_its_recorded_steps_as_the_run_did(
+        tmp_path: pathlib.Path, cut: str) -> None:
+    whole = whole_run(tmp_path, stream=True)
+
+    def first_outcome(records: list[Any]) -> int:
+        return next(i for i, r in enumerate(records) if r.kind is RecordKind.FINISH) + 1
+
+    keep = before_tick(2) if cut == "tick" else first_outcome
+    again = resumed(tmp_path, keep, TICKS[1:])
+    told = [e for e in again if e.get("replayed")]
+    assert told and all(e.get("tick") == 1 for e in told)
+    if cut == "tick":  # the whole tick was recorded: told exactly as the run told it
+        assert calls_of(again) == calls_of(whole)
+        assert [e["type"] for e in again] == [e["type"] for e in whole]
+        answer = next(e for e in again if e["type"] == "llm_answer")
+        assert answer["replayed"] and answer["input_tokens"] == next(
+            e for e in whole if e["type"] == "llm_answer")["input_tokens"]
+    else:  # the calls recorded are told; what had no outcome runs again
+        finished = sorted((e["tick"], e["call"]) for e in again if e["type"] == "call_finished")
+        assert finished == sorted((e["tick"], e["call"]) for e in whole
+                                  if e["type"] == "call_finished")

@@ -100,7 +100,9 @@ class TickSource(Protocol):
 
 
 #: A recorded step of a streamed tick, in order: ``("admit", call)``, ``("event", event)``
-#: (Started, Decided, Finished) or ``("close", output)`` (the stream ended with ``output``).
+#: (Started, Decided, Finished), ``("invoke", node)`` (a call's activity invoked: for the
+#: event stream, not the machine) or ``("close", output)`` (the stream ended with
+#: ``output``).
 StreamStep = tuple[str, Any]
 
 
@@ -110,6 +112,8 @@ class StreamJournal(Protocol):
 
     #: The tick's recorded steps (empty for a tick not seen before).
     steps: list[StreamStep]
+    #: When each step happened, as recorded (None where the journal holds no time).
+    times: list[float | None]
 
     def follow(self, plan: CompiledPlan) -> None:
         """The tick's plan as the replay rebuilt it (nothing is recorded)."""
@@ -225,6 +229,7 @@ class NoStreamJournal:
 
     def __init__(self) -> None:
         self.steps: list[StreamStep] = []
+        self.times: list[float | None] = []
 
     def follow(self, plan: CompiledPlan) -> None:
         """Nothing is recorded."""

@@ -4,7 +4,7 @@ the context (its errors, then its plan message)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
@@ -25,6 +25,7 @@ from obelisk.agent.options import Options
 from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_of, run_calls
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
+from obelisk.agent.source import StreamJournal
 from obelisk.agent.schema import Mode
 from obelisk.agent.sizes import data_too_large, request_too_large
 from obelisk.agent.stream import StreamedRun, run_streamed
@@ -220,18 +221,14 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
     journal = options.ticks.stream_tick(number)
     _asked(options, number, request, replayed=bool(journal.steps))
     follower = None
-    if options.emitter is not None and not journal.steps:  # (a replayed tick: not told)
-        judge = state.validators.judge(request.schema_text)
+    if options.emitter is not None:
         follower = PlanFollower(options.emitter, compile_part([], True), context, tick=number,
                                 isolate_invalid=True, open=True,
                                 approvals=options.approve is not None)
-        journal = FollowedStream(journal, follower, lambda solution, usage, first: answered(
-            options.emitter, options.llm, number, Reply(solution, usage), first_call=first),
-            lambda calls: judge.judged(compile_part(calls, False)),
-            lambda solution: solution_error(judge, solution) is None)
+        journal = _followed(journal, follower, options, number, request, state, compile_part)
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
-        if follower is not None:
+        if follower is not None and not journal.steps:
             asked(options.emitter, options.llm, number, request, stream=True)
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
@@ -249,6 +246,34 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
         follower.end()
     return _streamed_end(state, number, streamed, streamed.usage + latent.usage
                          + delegates.usage, options)
+
+
+def _followed(journal: StreamJournal, follower: PlanFollower, options: Options, number: int,
+              request: Request, state: TickState,
+              compile_part: Callable[[list[Any], bool], CompiledPlan]) -> FollowedStream:
+    """The streamed tick's journal, its steps told to ``follower``: a resumed tick's
+    recorded steps first (marked ``replayed``, after its request), then what runs now."""
+    judge = state.validators.judge(request.schema_text)
+
+    def closed(solution: Any, usage: Usage | None, first: float | None,
+               marks: dict[str, Any] | None = None) -> None:
+        if usage is None:  # the recorded end of a resumed tick's stream
+            found = options.ticks.recorded_answer(number)
+            usage = found[0] if found is not None else Usage()
+            if found is not None and found[2] is not None and marks is not None:
+                marks = {**marks, "time": found[2]}
+        answered(options.emitter, options.llm, number, Reply(solution, usage),
+                 first_call=first, marks=marks)
+
+    if journal.steps:
+        found = options.ticks.recorded_answer(number)
+        marks: dict[str, Any] = {"replayed": True}
+        if found is not None and found[1] is not None:
+            marks["time"] = found[1]
+        asked(options.emitter, options.llm, number, request, stream=True, marks=marks)
+    return FollowedStream(journal, follower, closed,
+                          lambda calls: judge.judged(compile_part(calls, False)),
+                          lambda solution: solution_error(judge, solution) is None)
 
 
 def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: Usage,

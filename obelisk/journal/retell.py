@@ -20,14 +20,14 @@ from obelisk.interpreters.follower import PlanFollower
 from obelisk.journal.codec import decode
 from obelisk.journal.store import Record, RecordKind
 
-__all__ = ["dated", "retell", "row_time", "seconds"]
+__all__ = ["dated", "retell", "row_time", "seconds", "started_times"]
 
 
 def retell(follower: PlanFollower, records: Sequence[Record], where: str) -> None:
     """Tell ``follower`` the call events ``records`` (one run's or one tick's rows) hold,
     in their order, marked ``replayed`` and dated as recorded; ``where`` names the journal
     in errors."""
-    begun = _started_times(records)
+    begun = started_times(records)
     follower.marks = {"replayed": True}
     try:
         for record in records:
@@ -58,7 +58,7 @@ def _dated(follower: PlanFollower, when: float | None) -> None:
         follower.marks["time"] = when
 
 
-def _started_times(records: Sequence[Record]) -> dict[int, float]:
+def started_times(records: Sequence[Record]) -> dict[int, float]:
     """When each call's activity started, as its finish row records it."""
     found: dict[int, float] = {}
     for record in records:
