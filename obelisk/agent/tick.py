@@ -25,9 +25,9 @@ from obelisk.agent.options import Options
 from obelisk.agent.plans import PlanRun, delegates_of, outcomes, paid, registry_of, run_calls
 from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
-from obelisk.agent.source import StreamJournal
 from obelisk.agent.schema import Mode
 from obelisk.agent.sizes import data_too_large, request_too_large
+from obelisk.agent.source import StreamJournal
 from obelisk.agent.stream import StreamedRun, run_streamed
 from obelisk.agent.streamevents import FollowedStream
 from obelisk.agent.telemetry import answered, asked
