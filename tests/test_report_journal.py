@@ -141,3 +141,15 @@ def test_a_journal_that_does_not_read_is_bad_input(tmp_path: pathlib.Path, kind:
                      "FROM events WHERE kind = 'finish')")
     code, _, err = cli("report", str(db), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "does not" in err and "Traceback" not in err
+
+
+def test_a_journal_tells_the_approvals_and_denials_it_recorded(tmp_path: pathlib.Path) -> None:
+    with Journal.open(tmp_path / "run.db") as journal:
+        obelisk.run_durable(TICKS[0]["calls"], [], journal=journal, run_id="P",
+                            tools=obelisk.ToolRegistry.of(TOOLS), activities=ACTIVITIES,
+                            approve=lambda call: call["_tool"] != "fail")
+        events = recorded_events(journal, "P")
+    verdicts = {e["call"]: e["verdict"] for e in events if e["type"] == "call_approved"}
+    assert verdicts == {0: "approve", 1: "deny", 3: "approve"}
+    view = fold(events)
+    assert view.calls["0:1"].verdict == "deny"
