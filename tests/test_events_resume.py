@@ -184,3 +184,29 @@ def test_a_streamed_run_resumed_tells_its_recorded_steps_as_the_run_did(
         finished = sorted((e["tick"], e["call"]) for e in again if e["type"] == "call_finished")
         assert finished == sorted((e["tick"], e["call"]) for e in whole
                                   if e["type"] == "call_finished")
+
+
+def test_a_run_with_a_delegate_resumed_tells_the_callers_calls(tmp_path: pathlib.Path) -> None:
+    summarise = {"type": "object", "properties": {
+        "_tool": {"const": "summarise"}, "text": {"type": "string"},
+        "_delegate": {"const": "anonymous"}, "_output": {"type": "string"}}}
+    answers = [{"calls": [{"_tool": "summarise", "text": "long", "_outputPath": "†s"},
+                          {"_tool": "add", "a": 1, "_outputPath": "†n"}], "output": None},
+               {"calls": [], "output": "short"},  # the delegate's
+               {"calls": [], "output": "†s"}]
+    live: list[dict[str, Any]] = []
+    with Journal.open(tmp_path / "run.db") as journal:
+        result = obelisk.run_agent_sync([{"type": "task", "text": "go"}], ScriptedLLM(answers),
+                                        tools=[summarise, ADD], activities=ACTIVITIES,
+                                        journal=journal, run_id="D", on_event=live.append)
+        assert result.output == "short"
+        again: list[dict[str, Any]] = []
+        asyncio.run(obelisk.resume_agent(journal, "D", llm=ScriptedLLM([]),
+                                         activities=ACTIVITIES, on_event=again.append))
+    checked(again)
+    own = [e for e in live if "delegate" not in e]
+    assert calls_of(again) == calls_of(own)
+    assert any("delegate" in e for e in live)
+    # The delegated call's outcome is recorded, so its delegate does not run again, and
+    # the delegate's own run is not told again (docs/observability.md).
+    assert not any("delegate" in e for e in again)
