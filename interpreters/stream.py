@@ -131,7 +131,9 @@ class Emitter:
             return None
 
         def told(event: dict[str, Any]) -> None:
-            fields = {k: v for k, v in event.items() if k not in ("seq", "type", "time")}
+            # (a replayed event keeps the time its journal recorded)
+            dropped = ("seq", "type") if "replayed" in event else ("seq", "type", "time")
+            fields = {k: v for k, v in event.items() if k not in dropped}
             self.emit(event["type"], **fields, **marks)
 
         return told

@@ -210,3 +210,41 @@ def test_a_run_with_a_delegate_resumed_tells_the_callers_calls(tmp_path: pathlib
     # The delegated call's outcome is recorded, so its delegate does not run again, and
     # the delegate's own run is not told again (docs/observability.md).
     assert not any("delegate" in e for e in again)
+
+
+def test_a_delegate_running_at_the_stop_tells_its_recorded_run_marked(
+        tmp_path: pathlib.Path) -> None:
+    summarise = {"type": "object", "properties": {
+        "_tool": {"const": "summarise"}, "text": {"type": "string"},
+        "_delegate": {"const": "anonymous"}, "_output": {"type": "string"}}}
+    delegate_ticks = [{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†x"}],
+                       "output": None}, {"calls": [], "output": "short"}]
+    caller_done = {"calls": [], "output": "†s"}
+    runs: list[int] = []
+
+    def add(call: dict[str, Any], *_: Any) -> Any:
+        runs.append(1)
+        if len(runs) == 1:
+            raise KeyboardInterrupt  # the process stops while the delegate's call runs
+        return call["a"] + 1
+
+    first = [{"calls": [{"_tool": "summarise", "text": "long", "_outputPath": "†s"}],
+              "output": None}, delegate_ticks[0]]
+    with Journal.open(tmp_path / "run.db") as journal:
+        with pytest.raises(KeyboardInterrupt):
+            obelisk.run_agent_sync([{"type": "task", "text": "go"}], ScriptedLLM(first),
+                                   tools=[summarise, ADD], activities={"add": add},
+                                   journal=journal, run_id="D")
+        again: list[dict[str, Any]] = []
+        result = asyncio.run(obelisk.resume_agent(
+            journal, "D", llm=ScriptedLLM([delegate_ticks[1], caller_done]),
+            activities={"add": add}, on_event=again.append))
+    assert result.status == "completed" and result.output == "short"
+    checked(again)
+    nested = [e for e in again if "delegate" in e]
+    told = [(e["type"], e.get("call")) for e in nested if e.get("replayed")]
+    assert ("call_ready", 0) in told and ("call_started", 0) in told
+    assert ("llm_answer", None) in told
+    ran = [(e["type"], e.get("call")) for e in nested if not e.get("replayed")
+           and e["type"].startswith("call_")]
+    assert ran == [("call_started", 0), ("call_finished", 0)]
