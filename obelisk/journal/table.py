@@ -32,7 +32,9 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
 
     Each event is ``{"seq", "event"}`` plus, by kind, the call's ``call`` index and
     ``instance``, the ``tick`` of a solution, the idempotency ``key`` of an invocation,
-    the ``date`` and ``outcome`` of a finished call, the ``verdict`` of a decision, the
+    the ``date`` and ``outcome`` of a finished call (and, when recorded, the ``time`` it
+    finished and the time its activity was ``started``; a start's ``time``: when its batch
+    was made ready), the ``verdict`` of a decision, the
     ``status`` of the end. ``status`` is the recorded end's, else ``"unfinished"``.
     An agent run's call events carry their ``tick``, their ``node`` in that tick's plan
     and the ``call`` index (with ``instance``: see :func:`_agent_calls`), and ``kind`` is
