@@ -153,3 +153,26 @@ def test_a_journal_tells_the_approvals_and_denials_it_recorded(tmp_path: pathlib
     assert verdicts == {0: "approve", 1: "deny", 3: "approve"}
     view = fold(events)
     assert view.calls["0:1"].verdict == "deny"
+
+
+def test_an_agent_journal_written_without_times_reads_with_recorded_times_only(
+        tmp_path: pathlib.Path) -> None:
+    import time
+
+    whole_run(tmp_path)
+    with Journal.open(tmp_path / "whole.db") as new, Journal.open(tmp_path / "old.db") as old:
+        rows = [Record(r.seq, r.kind, r.node, None if r.kind is RecordKind.START else
+                       (obelisk.journal.codec.dumps(untimed(r.data))
+                        if (r.data or "").startswith("{") and r.kind in
+                        (RecordKind.FINISH, RecordKind.USAGE) else r.data))
+                for r in new.records("A")]
+        assert not any('"asked"' in (r.data or "") or '"t":' in (r.data or "") for r in rows)
+        old.store.create_run(new.run_header("A"))
+        tenure = old.claim("A")
+        old.store.append("A", rows, tenure.epoch)
+        old.leases.release(tenure)
+        began = time.time()
+        events = recorded_events(old, "A")
+    times = [e["time"] for e in events]
+    assert times == sorted(times) and max(times) < began  # no time from the reading itself
+    assert [e["tick"] for e in events if e["type"] == "llm_answer"] == [1, 2, 3]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,7 @@ def agent_events(journal: Journal, run_id: str) -> list[dict[str, Any]]:
     options = run.options
     told = _Told()
     unasked = _Unasked()
+    since = time.time()
     with tempfile.TemporaryDirectory(prefix="obelisk-report-") as folder, \
             Journal.open(f"{folder}/copy.db") as copy:
         _copy(journal, copy, run_id)
@@ -104,7 +106,7 @@ def agent_events(journal: Journal, run_id: str) -> list[dict[str, Any]]:
     records = list(journal.records(run_id))
     ends = [r for r in records if r.kind is RecordKind.END]
     status = end_status(ends[-1].data) if ends else "unfinished"
-    return dated(_recorded(told), seconds(run.header.created) or 0.0, status, "agent")
+    return dated(_recorded(told), seconds(run.header.created) or 0.0, status, "agent", since)
 
 
 def _copy(source: Journal, target: Journal, run_id: str) -> None:

@@ -12,6 +12,7 @@ journal holds the calls and results, so the events carry them as content.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from obelisk.interpreters.follower import PlanFollower
@@ -32,6 +33,7 @@ def recorded_events(journal: Journal, run_id: str | None = None) -> list[dict[st
     header = journal.run_header(run_id)
     if run_kind(journal, header.run_id) == "agent":
         return agent_events(journal, header.run_id)
+    since = time.time()
     run = recorded(journal, header.run_id)
     records = list(journal.records(header.run_id))
     events: list[dict[str, Any]] = []
@@ -43,4 +45,4 @@ def recorded_events(journal: Journal, run_id: str | None = None) -> list[dict[st
     retell(follower, records, f"{journal.name}: run {header.run_id!r}")
     ends = [r for r in records if r.kind is RecordKind.END]
     status = end_status(ends[-1].data) if ends else "unfinished"
-    return dated(events, seconds(header.created) or 0.0, status, "plan")
+    return dated(events, seconds(header.created) or 0.0, status, "plan", since)

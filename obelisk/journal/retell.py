@@ -103,15 +103,17 @@ def seconds(text: str, default: float | None = None) -> float | None:
     return when.timestamp()
 
 
-def dated(events: list[dict[str, Any]], created: float, status: str,
-          kind: str) -> list[dict[str, Any]]:
+def dated(events: list[dict[str, Any]], created: float, status: str, kind: str,
+          since: float) -> list[dict[str, Any]]:
     """A journal's events as a report reads them: the events that are not replayed (the
-    run's start, a plan, a tick's start and end) dated by the replayed event before them
-    (the first ones by the run's creation), numbered from 1, and the run's recorded end
-    (``status``) last, with its duration (and an agent's tokens)."""
+    run's start, a plan, a tick's start and end) and the replayed ones the journal holds
+    no time for (dated at or after ``since``, when the reading began: rows written before
+    obelisk recorded times) dated by the replayed event before them (the first ones by the
+    run's creation), numbered from 1, and the run's recorded end (``status``) last, with
+    its duration (and an agent's tokens)."""
     when = created
     for seq, event in enumerate(events, 1):
-        if event.get("replayed"):
+        if event.get("replayed") and event["time"] < since:
             when = event["time"]
         else:
             event["time"] = when
