@@ -170,6 +170,14 @@ class SpanMaker:
                 span.set_attribute("obelisk.errors", list(event["errors"]))
             span.end(end_time=_ns(event))
 
+    def _plan_reviewed(self, event: dict[str, Any]) -> None:
+        span = self.ticks.get(event["tick"])
+        if span is not None:
+            attributes = {"obelisk.verdict": event["verdict"]}
+            if event.get("reason"):
+                attributes["obelisk.reason"] = event["reason"]
+            span.add_event("obelisk.review", attributes, timestamp=_ns(event))
+
     def _llm_request(self, event: dict[str, Any]) -> None:
         model = event.get("model") or "unknown"
         attributes: dict[str, Any] = {

@@ -334,6 +334,6 @@ def test_the_schema_ships_in_the_package() -> None:
     schema = obelisk.event_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert set(schema["$defs"]) == {
-        "run_started", "plan", "tick_started", "llm_request", "llm_answer", "call_admitted",
-        "call_ready", "call_approved", "call_started", "call_finished", "call_skipped",
-        "tick_ended", "run_ended"}
+        "run_started", "plan", "tick_started", "llm_request", "llm_answer", "plan_reviewed",
+        "call_admitted", "call_ready", "call_approved", "call_started", "call_finished",
+        "call_skipped", "tick_ended", "run_ended"}

@@ -248,3 +248,42 @@ def test_a_delegate_running_at_the_stop_tells_its_recorded_run_marked(
     ran = [(e["type"], e.get("call")) for e in nested if not e.get("replayed")
            and e["type"].startswith("call_")]
     assert ran == [("call_started", 0), ("call_finished", 0)]
+
+
+def test_a_plan_review_is_told_and_a_resumed_run_tells_the_recorded_one(
+        tmp_path: pathlib.Path) -> None:
+    from obelisk.agent.hooks import ApprovePlan, RejectPlan
+    from obelisk.journal.events import recorded_events
+    from obelisk.runreport import render_page
+
+    def review(plan: Any) -> Any:
+        first = plan.calls[0]
+        return RejectPlan("not that", by="ann") if first.get("a") == 2 else \
+            ApprovePlan(by="bob", reason="fine")
+
+    answers = [{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†n"}], "output": None},
+               {"calls": [{"_tool": "add", "a": 2, "_outputPath": "†m"}], "output": None},
+               {"calls": [], "output": "†n"}]
+    live: list[dict[str, Any]] = []
+    with Journal.open(tmp_path / "run.db") as journal:
+        obelisk.run_agent_sync([{"type": "task", "text": "go"}], ScriptedLLM(answers),
+                               tools=TOOLS, activities=ACTIVITIES, mode="lazy",
+                               on_plan=review, journal=journal, run_id="L",
+                               on_event=live.append)
+        again: list[dict[str, Any]] = []
+        asyncio.run(obelisk.resume_agent(journal, "L", llm=ScriptedLLM([]),
+                                         activities=ACTIVITIES, on_plan=review,
+                                         on_event=again.append))
+        read = recorded_events(journal, "L")
+    said = [(e["tick"], e["verdict"], e.get("by"), e.get("reason"))
+            for e in checked(live) if e["type"] == "plan_reviewed"]
+    assert said == [(1, "approve", "bob", "fine"), (2, "reject", "ann", "not that")]
+    assert all(e["asked"] <= e["time"] for e in live if e["type"] == "plan_reviewed")
+    retold = [e for e in checked(again) if e["type"] == "plan_reviewed"]
+    assert [(e["tick"], e["verdict"]) for e in retold] == [(1, "approve"), (2, "reject")]
+    assert all(e["replayed"] for e in retold)
+    assert [e["time"] for e in retold] == [
+        e["time"] for e in live if e["type"] == "plan_reviewed"]
+    for events in (live, read):  # the report: a review row per reviewed tick
+        page = render_page(events)
+        assert page.count('class="row review"') == 2 and "reject ann not that" in page

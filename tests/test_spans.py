@@ -385,3 +385,17 @@ def test_a_resumed_agent_runs_replayed_calls_make_no_spans_and_its_new_ones_do(
     (root,) = otel.named("invoke_agent")
     assert parent_of(call) == root.context.span_id
     assert len(otel.named("chat ")) == 2  # ticks 2 and 3 asked; tick 1's answer replayed
+
+
+def test_a_plan_review_is_an_event_of_its_ticks_plan_span(otel: Telemetry) -> None:
+    from obelisk.agent.hooks import RejectPlan
+
+    llm = ScriptedLLM([{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†s"}],
+                        "output": None}, {"calls": [], "output": 1}])
+    obelisk.run_agent_sync([{"type": "task", "text": "add"}], llm, tools=[TOOL],
+                           activities={"add": lambda *_: 3}, mode="lazy",
+                           on_plan=lambda plan: RejectPlan("no", by="ann"))
+    first = next(s for s in otel.named("plan ") if s.attributes["obelisk.tick"] == 1)
+    (review,) = [e for e in first.events if e.name == "obelisk.review"]
+    assert review.attributes["obelisk.verdict"] == "reject"
+    assert review.attributes["obelisk.reason"] == "no"

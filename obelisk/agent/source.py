@@ -72,8 +72,13 @@ class TickSource(Protocol):
     def recorded_review(self, tick: int) -> PlanVerdict | None:
         """What ``on_plan`` said about ``tick``'s plan (lazy mode), when recorded."""
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
-        """Record ``on_plan``'s verdict, before the plan runs."""
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
+        """Record ``on_plan``'s verdict (and when it was asked and answered), before the
+        plan runs."""
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """When ``on_plan`` was asked about ``tick``'s plan and answered, when recorded."""
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """The streamed calls of ``tick`` admitted before the stop (None: not streamed)."""
@@ -193,8 +198,13 @@ class NoJournal:
         """Nothing was recorded: ``on_plan`` is asked."""
         return None
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
         """Nothing is recorded."""
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """Nothing was recorded."""
+        return None
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """Nothing was recorded."""

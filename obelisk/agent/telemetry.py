@@ -11,7 +11,7 @@ from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Reply
 from obelisk.llm.request import Request
 
-__all__ = ["answered", "asked", "provider_of"]
+__all__ = ["answered", "asked", "provider_of", "reviewed"]
 
 
 def provider_of(llm: LLM) -> tuple[str, str]:
@@ -68,3 +68,20 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
     if error is not None:
         fields["error"] = type(error).__name__
     emitter.emit("llm_answer", **fields, **(marks or {}))
+
+
+def reviewed(emitter: Emitter | None, tick: int, verdict: Any, asked_at: float | None, *,
+             marks: dict[str, Any] | None = None) -> None:
+    """``plan_reviewed``: what ``on_plan`` said about tick ``tick``'s plan (lazy mode), who
+    said it and why, and when it was asked (``asked``: the review's bar runs from there to
+    the event)."""
+    if emitter is None:
+        return
+    word = {"RejectPlan": "reject", "EditPlan": "edit"}.get(type(verdict).__name__, "approve")
+    fields: dict[str, Any] = {"tick": tick, "verdict": word}
+    for name in ("reason", "by"):
+        if getattr(verdict, name, None) is not None:
+            fields[name] = getattr(verdict, name)
+    if asked_at is not None:
+        fields["asked"] = asked_at
+    emitter.emit("plan_reviewed", **fields, **(marks or {}))

@@ -129,10 +129,18 @@ class AgentRun:
         """What ``on_plan`` said about ``tick``'s plan, when recorded."""
         return self._rows.reviews.get(tick)
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
-        """Record ``on_plan``'s verdict on ``tick``'s plan, on disk before the plan runs."""
-        self.recorder.record(RecordKind.REVIEW, tick, dumps(review_data(verdict)),
-                             commit=True)
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
+        """Record ``on_plan``'s verdict on ``tick``'s plan (and when it was asked and
+        answered), on disk before the plan runs."""
+        data = review_data(verdict)
+        if times is not None:
+            data.update(asked=times[0], answered=times[1])
+        self.recorder.record(RecordKind.REVIEW, tick, dumps(data), commit=True)
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """When ``on_plan`` was asked about ``tick``'s plan and answered, when recorded."""
+        return self._rows.review_times.get(tick)
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """The calls of ``tick``'s streamed solution admitted before the stop, or None when

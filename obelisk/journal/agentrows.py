@@ -96,6 +96,7 @@ class AgentRows:
         self.usage: dict[int, Usage] = {}
         self.answers: dict[int, tuple[Usage, float | None, float | None]] = {}
         self.reviews: dict[int, PlanVerdict] = {}
+        self.review_times: dict[int, tuple[float, float]] = {}
         self.admitted: dict[int, list[Any]] = {}
         self.invoked: dict[int, list[int]] = {}
         self.delegates: dict[str, int] = {}
@@ -145,4 +146,8 @@ class AgentRows:
                 self.answers[node] = (paid, float(data["asked"]),
                                       float(data.get("answered") or data["asked"]))
         elif kind is RecordKind.REVIEW:
-            self.reviews[node] = review_of(json.loads(record.data or ""))
+            data = json.loads(record.data or "")
+            self.reviews[node] = review_of(data)
+            asked, answered = data.get("asked"), data.get("answered")
+            if isinstance(asked, (int, float)) and isinstance(answered, (int, float)):
+                self.review_times[node] = (float(asked), float(answered))

@@ -186,6 +186,9 @@ def _trace(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 
 def _review(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     review_of(data)  # checks its shape
+    for name in ("asked", "answered"):  # when recorded
+        if name in data:
+            row[name] = data.pop(name)
     row["verdict"] = data
 
 
