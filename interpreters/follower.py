@@ -32,7 +32,7 @@ from obelisk.interpreters.events import (
 from obelisk.interpreters.executors import AsyncExecutor, SyncExecutor
 from obelisk.interpreters.machine import advance
 from obelisk.interpreters.outcomes import Approve, Deny, Outcome
-from obelisk.interpreters.replaying import Folding, Replayed, replay_open
+from obelisk.interpreters.replaying import Folding, replay_open
 from obelisk.interpreters.state import RunState
 from obelisk.interpreters.stream import Emitter
 
@@ -56,13 +56,11 @@ class PlanFollower:
 
     def __init__(self, emitter: Emitter, plan: CompiledPlan, context: Context | None, *,
                  tick: int | None = None, isolate_invalid: bool = False, open: bool = False,
-                 approvals: bool = False, resumed: Replayed | None = None,
-                 rows: Rows | None = None) -> None:
+                 approvals: bool = False, rows: Rows | None = None) -> None:
         self.emitter, self.plan, self.tick, self.rows = emitter, plan, tick, rows
         # the machine's state as the run's events leave it, folded one event at a time
-        self.folding = Folding(resumed if resumed is not None else replay_open(
-            plan, context, (), isolate_invalid=isolate_invalid, open=open),
-            approvals=approvals)
+        self.folding = Folding(replay_open(plan, context, (), isolate_invalid=isolate_invalid,
+                                           open=open), approvals=approvals)
         self.reported = set(self.folding.state.reasons)  # skips told already
         self.ended: set[int] = set()
         self.cancelled = False
@@ -70,6 +68,9 @@ class PlanFollower:
         self.told = 0  # how many of the plan's nodes the ``plan`` events described
         self.readied: set[int] = set()  # the nodes told ``call_ready``
         self.reads_calls = emitter.content  # the call of a Started event: only as content
+        #: Fields every call event gets besides its own: a journal's retelling of what a
+        #: run recorded marks its events ``replayed`` and dates them as recorded.
+        self.marks: dict[str, Any] = {}
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
         found = self.folding.state.plan.nodes[node]
@@ -79,6 +80,8 @@ class PlanFollower:
         if self.tick is not None:
             out["tick"] = self.tick
         out.update(fields)
+        if self.marks:
+            out.update(self.marks)
         return out
 
     def _fold(self, event: RunEvent) -> None:
@@ -204,8 +207,12 @@ class PlanFollower:
 
     def started(self, invocation: Invocation) -> dict[str, Any]:
         """``call_started``: the call's activity is about to run."""
+        return self.invoked(invocation.node)
+
+    def invoked(self, node: int) -> dict[str, Any]:
+        """``call_started`` for node ``node`` (a journal's invoke row, retold)."""
         self.describe()
-        return self.emitter.emit("call_started", **self._call(invocation.node))
+        return self.emitter.emit("call_started", **self._call(node))
 
     def scope(self, invocation: Invocation) -> AbstractContextManager[Any]:
         """The tracer's context for ``invocation``'s call while its activity runs, for a

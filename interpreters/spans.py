@@ -94,8 +94,8 @@ class SpanMaker:
         return f"00-{found.trace_id:032x}-{found.span_id:016x}-{int(found.trace_flags):02x}"
 
     def __call__(self, event: dict[str, Any]) -> None:
-        if "delegate" in event:  # a delegate's run, relayed: it makes its own spans
-            return
+        if "delegate" in event or "replayed" in event:
+            return  # a delegate's run makes its own spans; what a journal retells was traced
         handler = getattr(self, "_" + event["type"], None)
         if handler is not None:
             handler(event)
@@ -169,6 +169,14 @@ class SpanMaker:
             if event.get("errors"):
                 span.set_attribute("obelisk.errors", list(event["errors"]))
             span.end(end_time=_ns(event))
+
+    def _plan_reviewed(self, event: dict[str, Any]) -> None:
+        span = self.ticks.get(event["tick"])
+        if span is not None:
+            attributes = {"obelisk.verdict": event["verdict"]}
+            if event.get("reason"):
+                attributes["obelisk.reason"] = event["reason"]
+            span.add_event("obelisk.review", attributes, timestamp=_ns(event))
 
     def _llm_request(self, event: dict[str, Any]) -> None:
         model = event.get("model") or "unknown"

@@ -175,7 +175,9 @@ class Emitter:
             return None
 
         def told(event: dict[str, Any]) -> None:
-            fields = {k: v for k, v in event.items() if k not in ("seq", "type", "time")}
+            # (a replayed event keeps the time its journal recorded)
+            dropped = ("seq", "type") if "replayed" in event else ("seq", "type", "time")
+            fields = {k: v for k, v in event.items() if k not in dropped}
             self.emit(event["type"], **fields, **marks)
 
         return told
@@ -270,7 +272,11 @@ def scoped(emitter: Emitter | None, event: dict[str, Any] | None) -> AbstractCon
 
 def emitter_for(on_event: EventSink | None, *, content: bool | None = None) -> Emitter | None:
     """The emitter of a run: ``on_event`` and, when a tracer provider is set, the span
-    maker; None when neither (the run then makes no event at all)."""
+    maker; None when neither (the run then makes no event at all). An ``on_event`` whose
+    ``content`` attribute is True is given content whatever the environment says (a
+    journal's reader: the journal holds the content anyway)."""
+    if content is None and getattr(on_event, "content", None) is True:
+        content = True
     sinks: list[EventSink] = [] if on_event is None else [on_event]
     if tracing_on():
         try:

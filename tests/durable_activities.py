@@ -82,3 +82,15 @@ def plan(chains: int = 20, length: int = 10, tool: str = "work") -> list[dict[st
 def plan_file(chains: int = 20, length: int = 10, tool: str = "work") -> dict[str, Any]:
     """A plan file holding :func:`plan` and its tools."""
     return {"plan": plan(chains, length, tool), "tools": [WORK, CHARGE], "context": []}
+
+
+def untimed(data: str | None) -> object:
+    """A row's data without the times the journal records (``t``, ``started``, a
+    solution's ``asked`` and ``answered``): what two runs of the same events have in
+    common."""
+    import json
+
+    if not data or not data.startswith("{"):
+        return data
+    found = json.loads(data)
+    return {k: v for k, v in found.items() if k not in ("t", "started", "asked", "answered")}

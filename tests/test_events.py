@@ -46,6 +46,13 @@ def checked(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return events
 
 
+def call_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The call events without what differs between a run and its retelling: ``seq``,
+    ``time`` and the ``replayed`` mark."""
+    return [{k: v for k, v in e.items() if k not in ("seq", "time", "replayed")}
+            for e in events if e["type"] in CALL_EVENTS]
+
+
 def kinds(events: list[dict[str, Any]]) -> list[tuple[str, int | None]]:
     return [(e["type"], e.get("call")) for e in events]
 
@@ -254,9 +261,11 @@ def test_a_durable_run_and_its_resume_tell_the_run_id(tmp_path: pathlib.Path) ->
             ("call_ready", 2), ("call_started", 2), ("call_finished", 2)]
         again: list[dict[str, Any]] = []
         obelisk.resume(journal, "R1", activities=ACTS, on_event=again.append)
-        assert kinds(checked(again)) == [("run_started", None), ("plan", None),
-                                         ("run_ended", None)]
+        # What the journal recorded is told again, marked replayed, as the run told it.
+        assert kinds(checked(again)) == kinds(events)
         assert again[0]["resumed"] is True and again[-1]["status"] == "completed"
+        assert all(e.get("replayed") is True for e in again if e["type"] in CALL_EVENTS)
+        assert call_events(again) == call_events(events)
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -327,6 +336,6 @@ def test_the_schema_ships_in_the_package() -> None:
     schema = obelisk.event_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert set(schema["$defs"]) == {
-        "run_started", "plan", "tick_started", "llm_request", "llm_answer", "call_admitted",
-        "call_ready", "call_approved", "call_started", "call_finished", "call_skipped",
-        "tick_ended", "run_ended"}
+        "run_started", "plan", "tick_started", "llm_request", "llm_answer", "plan_reviewed",
+        "call_admitted", "call_ready", "call_approved", "call_started", "call_finished",
+        "call_skipped", "tick_ended", "run_ended"}

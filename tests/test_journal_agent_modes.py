@@ -22,6 +22,7 @@ from obelisk.journal import RunHeader
 TESTS = pathlib.Path(__file__).parent
 sys.path.insert(0, str(TESTS))
 import durable_agent as agent  # noqa: E402
+from durable_activities import untimed  # noqa: E402
 
 MODES = ["lazy", "dry", "delegate", "stream"]
 
@@ -185,7 +186,7 @@ def test_a_resumed_dry_run_gives_a_call_invoked_again_its_own_mock_turn(
         dry(journal, [first, done])
         header = journal.run_header("R")
         records = list(journal.records("R"))
-    finished = {r.node: json.loads(r.data or "") for r in records
+    finished = {r.node: untimed(r.data) for r in records
                 if r.kind is RecordKind.FINISH}
     # Cut after the first call's outcome: the other three calls of its batch were invoked
     # (each invocation of a dry run is on disk before it runs) and have no outcome yet.
@@ -197,7 +198,7 @@ def test_a_resumed_dry_run_gives_a_call_invoked_again_its_own_mock_turn(
         journal.store.create_run(header)
         journal.store.append("R", records[:cut], journal.claim("R").epoch)
         asyncio.run(obelisk.resume_agent(journal, llm=ScriptedLLM([done]), clock=agent.clock))
-        again = {r.node: json.loads(r.data or "") for r in journal.records("R")
+        again = {r.node: untimed(r.data) for r in journal.records("R")
                  if r.kind is RecordKind.FINISH and r.seq > cut}
     for node in in_flight:
         assert again[node] == finished[node]

@@ -144,6 +144,36 @@ def test_an_agent_run_page_shows_its_ticks(browser: Any, tmp_path: pathlib.Path)
     browser.save_screenshot(str(OUTPUT / "report-agent.png"))
 
 
+def test_an_agent_runs_journal_page_has_a_node_and_a_bar_per_call(
+        browser: Any, tmp_path: pathlib.Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from obelisk.journal.events import recorded_events
+    from obelisk.llm.scripted import ScriptedLLM
+
+    tool = {"type": "object", "properties": {"_tool": {"const": "add"},
+                                             "a": {"type": "integer"}}}
+    llm = ScriptedLLM([{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†s"},
+                                  {"_tool": "add", "a": "†s", "_outputPath": "†t"}],
+                        "output": None},
+                       {"calls": [{"_tool": "add", "a": 2, "_outputPath": "†u"}],
+                        "output": None}, {"calls": [], "output": "†u"}])
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        obelisk.run_agent_sync([{"type": "task", "text": "add"}], llm, tools=[tool],
+                               activities={"add": lambda *_: 3}, journal=journal, run_id="A")
+        events = recorded_events(journal, "A")
+    open_page(browser, render_page(events, "agent journal"), tmp_path)
+    assert console_errors(browser) == []
+    nodes = browser.find_elements(By.CSS_SELECTOR, "svg.graph g.node")
+    bars = browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.row.call")
+    assert len(nodes) == len(bars) == 3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.row.llm")) == 3
+    bars[0].click()
+    details = browser.find_element(By.ID, "details")
+    assert details.is_displayed() and "call 0" in details.text
+    assert console_errors(browser) == []
+
+
 def thousand_events() -> list[dict[str, Any]]:
     plan = [{"_tool": "w", "i": i, "_outputPath": f"†s.c{i}"} if i % 10 == 0 else
             {"_tool": "w", "i": i, "prev": f"†s.c{i - 1}", "_outputPath": f"†s.c{i}"}

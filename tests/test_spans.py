@@ -361,3 +361,42 @@ def test_an_openai_request_is_a_chat_span_with_the_providers_answer(otel: Teleme
     assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
     assert (chat.attributes["gen_ai.usage.input_tokens"],
             chat.attributes["gen_ai.usage.output_tokens"]) == (11, 7)
+
+
+def test_a_resumed_agent_runs_replayed_calls_make_no_spans_and_its_new_ones_do(
+        otel: Telemetry, tmp_path: pathlib.Path) -> None:
+    tick1 = {"calls": [{"_tool": "add", "a": 1, "_outputPath": "†one"},
+                       {"_tool": "add", "a": 2, "_outputPath": "†two"}], "output": None}
+    tick2 = {"calls": [{"_tool": "add", "a": 3, "_outputPath": "†sum"}], "output": None}
+    tick3 = {"calls": [], "output": "†sum"}
+    events: list[dict[str, Any]] = []
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        obelisk.run_agent_sync([{"type": "task", "text": "add"}], ScriptedLLM([tick1]),
+                               tools=[TOOL], activities={"add": lambda *_: 3},
+                               journal=journal, run_id="A")  # fails: no answer for tick 2
+        otel.exporter.clear()
+        result = asyncio.run(obelisk.resume_agent(
+            journal, "A", llm=ScriptedLLM([tick2, tick3]), activities={"add": lambda *_: 3},
+            on_event=events.append))
+    assert result.status == "completed"
+    # Tick 1's calls are told again (replayed) but were traced by the first run.
+    assert sum(1 for e in events if e["type"] == "call_finished" and e.get("replayed")) == 2
+    (call,) = otel.named("execute_tool")
+    assert call.attributes["obelisk.tick"] == 2
+    (root,) = otel.named("invoke_agent")
+    assert parent_of(call) == root.context.span_id
+    assert len(otel.named("chat ")) == 2  # ticks 2 and 3 asked; tick 1's answer replayed
+
+
+def test_a_plan_review_is_an_event_of_its_ticks_plan_span(otel: Telemetry) -> None:
+    from obelisk.agent.hooks import RejectPlan
+
+    llm = ScriptedLLM([{"calls": [{"_tool": "add", "a": 1, "_outputPath": "†s"}],
+                        "output": None}, {"calls": [], "output": 1}])
+    obelisk.run_agent_sync([{"type": "task", "text": "add"}], llm, tools=[TOOL],
+                           activities={"add": lambda *_: 3}, mode="lazy",
+                           on_plan=lambda plan: RejectPlan("no", by="ann"))
+    first = next(s for s in otel.named("plan ") if s.attributes["obelisk.tick"] == 1)
+    (review,) = [e for e in first.events if e.name == "obelisk.review"]
+    assert review.attributes["obelisk.verdict"] == "reject"
+    assert review.attributes["obelisk.reason"] == "no"

@@ -5,6 +5,7 @@ for latent calls, delegates)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from obelisk.agent.options import Options
 from obelisk.agent.request import Transcript, merge_tools
 from obelisk.agent.result import AgentResult, PlanOutcome
 from obelisk.agent.schema import Mode
+from obelisk.agent.telemetry import reviewed
 from obelisk.compiler.nodes import CompiledPlan, Node
 from obelisk.compiler.plan import compile_plan
 from obelisk.compiler.tools import ToolRegistry
@@ -140,13 +142,23 @@ async def _compile(calls: Sequence[Any], registry: ToolRegistry, context: Contex
         return compiled, ApprovePlan()
     verdict = options.ticks.recorded_review(number)
     if verdict is not None:
+        if options.emitter is not None:  # told as recorded
+            times = options.ticks.recorded_review_times(number)
+            marks: dict[str, Any] = {"replayed": True}
+            if times is not None:
+                marks["time"] = times[1]
+            reviewed(options.emitter, number, verdict, times[0] if times else None,
+                     marks=marks)
         return compiled, verdict
     options.ticks.settle()  # the solution is on disk before anyone is asked
+    asked_at = time.time()
     answer = options.on_plan(compiled)
     if isinstance(answer, Awaitable):
         answer = await answer
     verdict = plan_verdict(answer)
-    options.ticks.record_review(number, verdict)
+    times = (asked_at, time.time())
+    options.ticks.record_review(number, verdict, times)
+    reviewed(options.emitter, number, verdict, asked_at, marks={"time": times[1]})
     return compiled, verdict
 
 

@@ -28,6 +28,10 @@ from obelisk.llm.base import Reply, Usage
 #: No tokens (a recorded solution's cost was paid already).
 NO_USAGE = Usage()
 
+#: A recorded solution's tokens, and when it was asked for and came (seconds since the
+#: epoch; None when not recorded).
+Answer = tuple[Usage, "float | None", "float | None"]
+
 
 class TickSource(Protocol):
     """The journal of one agent run, as the loop sees it."""
@@ -57,6 +61,10 @@ class TickSource(Protocol):
         """The tokens recorded for ``tick`` before this process (work replayed, not paid
         again)."""
 
+    def recorded_answer(self, tick: int) -> Answer | None:
+        """What ``tick``'s recorded solution cost and when it was asked for and came, when
+        recorded (a replayed tick's ``llm_answer``)."""
+
     def record_usage(self, tick: int, usage: Usage) -> None:
         """Record tokens paid during ``tick`` by a latent call or a delegate (with the
         call's outcome)."""
@@ -64,8 +72,13 @@ class TickSource(Protocol):
     def recorded_review(self, tick: int) -> PlanVerdict | None:
         """What ``on_plan`` said about ``tick``'s plan (lazy mode), when recorded."""
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
-        """Record ``on_plan``'s verdict, before the plan runs."""
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
+        """Record ``on_plan``'s verdict (and when it was asked and answered), before the
+        plan runs."""
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """When ``on_plan`` was asked about ``tick``'s plan and answered, when recorded."""
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """The streamed calls of ``tick`` admitted before the stop (None: not streamed)."""
@@ -92,7 +105,9 @@ class TickSource(Protocol):
 
 
 #: A recorded step of a streamed tick, in order: ``("admit", call)``, ``("event", event)``
-#: (Started, Decided, Finished) or ``("close", output)`` (the stream ended with ``output``).
+#: (Started, Decided, Finished), ``("invoke", node)`` (a call's activity invoked: for the
+#: event stream, not the machine) or ``("close", output)`` (the stream ended with
+#: ``output``).
 StreamStep = tuple[str, Any]
 
 
@@ -102,6 +117,8 @@ class StreamJournal(Protocol):
 
     #: The tick's recorded steps (empty for a tick not seen before).
     steps: list[StreamStep]
+    #: When each step happened, as recorded (None where the journal holds no time).
+    times: list[float | None]
 
     def follow(self, plan: CompiledPlan) -> None:
         """The tick's plan as the replay rebuilt it (nothing is recorded)."""
@@ -170,6 +187,10 @@ class NoJournal:
         """No work was replayed: none was paid before."""
         return NO_USAGE
 
+    def recorded_answer(self, tick: int) -> Answer | None:
+        """Nothing was recorded."""
+        return None
+
     def record_usage(self, tick: int, usage: Usage) -> None:
         """Nothing is recorded."""
 
@@ -177,8 +198,13 @@ class NoJournal:
         """Nothing was recorded: ``on_plan`` is asked."""
         return None
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
         """Nothing is recorded."""
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """Nothing was recorded."""
+        return None
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """Nothing was recorded."""
@@ -213,6 +239,7 @@ class NoStreamJournal:
 
     def __init__(self) -> None:
         self.steps: list[StreamStep] = []
+        self.times: list[float | None] = []
 
     def follow(self, plan: CompiledPlan) -> None:
         """Nothing is recorded."""

@@ -114,7 +114,8 @@ async def run_streamed(
     try:
         if run.journal.steps:
             replayed = replay_tick(run, initial, context, run.journal.steps, on_plan,
-                                   approvals=approve is not None)
+                                   approvals=approve is not None,
+                                   told=getattr(run.journal, "retold", None))
             if run.open:
                 run.queue.put_nowait((Arrival.OUTPUT, StreamedOutput(None)))
                 run.queue.put_nowait((Arrival.CLOSED, None))

@@ -10,6 +10,7 @@ from typing import Any
 
 from obelisk.agent.source import StreamJournal, StreamStep
 from obelisk.compiler.nodes import CompiledPlan
+from obelisk.core.plain import thaw
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.events import Admitted, Closed, RunEvent, Started
 from obelisk.interpreters.follower import PlanFollower
@@ -22,25 +23,56 @@ __all__ = ["FollowedStream"]
 class FollowedStream:
     """``inner`` (a :class:`StreamJournal`), its steps also told to ``follower``.
 
-    ``on_closed(solution, usage, first_call)`` is told the answer as its stream ends;
+    ``on_closed(solution, usage, first_call, marks)`` is told the answer as its stream
+    ends (a resumed tick's recorded end: ``usage`` None, ``marks`` its retelling's);
     ``whole(calls)`` compiles the calls as a whole and ``valid(solution)`` says whether
     the loop closes the run with it (the streamed loop's own two steps, asked again so the
     follower's machine is closed as the run's was).
     """
 
     def __init__(self, inner: StreamJournal, follower: PlanFollower,
-                 on_closed: Callable[[Any, Usage, float | None], None],
+                 on_closed: Callable[..., None],
                  whole: Callable[[list[Any]], CompiledPlan],
                  valid: Callable[[Any], bool]) -> None:
         self.inner, self.follower, self.on_closed = inner, follower, on_closed
         self.whole, self.valid = whole, valid
         self.steps: list[StreamStep] = inner.steps
+        self.times: list[float | None] = inner.times
+        self.when: float | None = None  # the time of the last step retold
         self.calls: list[Any] = []
         self.begun = time.monotonic()
         self.first_call: float | None = None  # seconds from the request to the first call
 
     def follow(self, plan: CompiledPlan) -> None:
         self.inner.follow(plan)
+
+    def retold(self, step: Any, index: int) -> None:
+        """A recorded step of a resumed tick, told as the run told it: marked
+        ``replayed``, at its recorded time (the replay's ``told``)."""
+        follower = self.follower
+        if index < len(self.times) and self.times[index] is not None:
+            self.when = self.times[index]
+        marks: dict[str, Any] = {"replayed": True}
+        if self.when is not None:
+            marks["time"] = self.when
+        follower.marks = marks
+        try:
+            if isinstance(step, tuple):  # ("invoke", node), or ("close", solution)
+                if step[0] == "invoke":
+                    follower.invoked(step[1])
+                else:
+                    self.on_closed(step[1], None, None, marks)
+                return
+            if isinstance(step, Admitted):
+                self.calls = [thaw(call) for call in step.plan.calls]
+            follower(step)
+            if isinstance(step, Started):
+                for other in follower.batch():
+                    follower(Started(other, {}))
+        finally:
+            if index == len(self.steps) - 1:
+                follower.end()  # a tick that had ended: the skips its end made
+            follower.marks = {}
 
     def admitted(self, call: Any, plan: CompiledPlan) -> None:
         self.inner.admitted(call, plan)

@@ -25,30 +25,49 @@ __all__ = ["replay_tick"]
 
 def replay_tick(run: Streamed, initial: CompiledPlan, context: Context,
                 steps: list[StreamStep], on_plan: Callable[[CompiledPlan], None] | None, *,
-                approvals: bool) -> Replayed:
+                approvals: bool, told: Told | None = None) -> Replayed:
     """Rebuild a recorded streamed tick through the machine (``replay_open``) into
-    ``run``; returns the replay, for the calls it left under way."""
+    ``run``; returns the replay, for the calls it left under way. ``told(step, index)``
+    is told each step as the machine takes it (an admitted batch as its ``Admitted``
+    event, an invocation as ``("invoke", node)``): the event stream's retelling."""
     replayed = replay_open(initial, context, (), isolate_invalid=True, open=True,
                            approvals=approvals)
     events: list[RunEvent] = []
     batch: list[Any] = []  # calls admitted together (no event recorded between them)
-    for kind, value in steps:
+    for index, (kind, value) in enumerate(steps):
         if kind == "admit":
             batch.append(value)
             continue
         if batch:
             replayed, events = _admit(run, replayed, events, batch, on_plan, approvals)
+            _tell(told, events[-1], index - 1)
             batch = []
         if kind == "close":
-            events.extend(_closed(run, value))
+            closing = _closed(run, value)
+            events.extend(closing)
+            _tell(told, (kind, value), index)  # the answer, as its stream ended
+            _tell(told, closing[0] if closing else None, index)
+        elif kind == "invoke":
+            _tell(told, (kind, value), index)
         else:
             events.append(value)
+            _tell(told, value, index)
     if batch:
         replayed, events = _admit(run, replayed, events, batch, on_plan, approvals)
+        _tell(told, events[-1], len(steps) - 1)
     replayed = replay_more(replayed, events, approvals=approvals)
     run.state = replayed.state
     run.journal.follow(run.state.plan)
     return replayed
+
+
+#: Told each replayed step and its index in the steps.
+Told = Callable[[Any, int], None]
+
+
+def _tell(told: Told | None, step: Any, index: int) -> None:
+    if told is not None and step is not None:
+        told(step, index)
 
 
 def _admit(run: Streamed, replayed: Replayed, events: list[RunEvent], calls: list[Any],

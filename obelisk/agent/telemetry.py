@@ -11,7 +11,7 @@ from obelisk.llm.answers import Unusable
 from obelisk.llm.base import LLM, Reply
 from obelisk.llm.request import Request
 
-__all__ = ["answered", "asked", "provider_of"]
+__all__ = ["answered", "asked", "provider_of", "reviewed"]
 
 
 def provider_of(llm: LLM) -> tuple[str, str]:
@@ -25,10 +25,12 @@ def provider_of(llm: LLM) -> tuple[str, str]:
 
 
 def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
-          stream: bool = False, **call: int) -> dict[str, Any] | None:
+          stream: bool = False, marks: dict[str, Any] | None = None,
+          **call: int) -> dict[str, Any] | None:
     """``llm_request``: tick ``tick`` asks the LLM (its size; the turns when content is
     recorded); a latent call's sub-request names its ``node`` and ``call``. The event
-    (None when nobody watches)."""
+    (None when nobody watches). ``marks``: a replayed tick's (``replayed``, the recorded
+    ``time``)."""
     if emitter is None:
         return None
     provider, model = provider_of(llm)
@@ -36,12 +38,12 @@ def asked(emitter: Emitter | None, llm: LLM, tick: int, request: Request, *,
                               "size": len(request.render()), "stream": stream, **call}
     if emitter.content:
         fields["content"] = request.turns_json()
-    return emitter.emit("llm_request", **fields)
+    return emitter.emit("llm_request", **fields, **(marks or {}))
 
 
 def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, *,
              error: BaseException | None = None, first_call: float | None = None,
-             **call: int) -> None:
+             marks: dict[str, Any] | None = None, **call: int) -> None:
     """``llm_answer``: the tokens it cost, the solution when content is recorded, or the
     error that ended the request (a latent call's names its ``node`` and ``call``)."""
     if emitter is None:
@@ -65,4 +67,21 @@ def answered(emitter: Emitter | None, llm: LLM, tick: int, reply: Reply | None, 
         fields["first_call"] = first_call
     if error is not None:
         fields["error"] = type(error).__name__
-    emitter.emit("llm_answer", **fields)
+    emitter.emit("llm_answer", **fields, **(marks or {}))
+
+
+def reviewed(emitter: Emitter | None, tick: int, verdict: Any, asked_at: float | None, *,
+             marks: dict[str, Any] | None = None) -> None:
+    """``plan_reviewed``: what ``on_plan`` said about tick ``tick``'s plan (lazy mode), who
+    said it and why, and when it was asked (``asked``: the review's bar runs from there to
+    the event)."""
+    if emitter is None:
+        return
+    word = {"RejectPlan": "reject", "EditPlan": "edit"}.get(type(verdict).__name__, "approve")
+    fields: dict[str, Any] = {"tick": tick, "verdict": word}
+    for name in ("reason", "by"):
+        if getattr(verdict, name, None) is not None:
+            fields[name] = getattr(verdict, name)
+    if asked_at is not None:
+        fields["asked"] = asked_at
+    emitter.emit("plan_reviewed", **fields, **(marks or {}))

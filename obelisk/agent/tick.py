@@ -4,7 +4,7 @@ the context (its errors, then its plan message)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias
 
 from attrs import evolve, frozen
@@ -27,6 +27,7 @@ from obelisk.agent.request import Transcript, build_request, merge_tools
 from obelisk.agent.result import AgentStatus, Tick
 from obelisk.agent.schema import Mode
 from obelisk.agent.sizes import data_too_large, request_too_large
+from obelisk.agent.source import StreamJournal
 from obelisk.agent.stream import StreamedRun, run_streamed
 from obelisk.agent.streamevents import FollowedStream
 from obelisk.agent.telemetry import answered, asked
@@ -86,6 +87,8 @@ async def tick(state: TickState, number: int, mode: Mode,
             return _failed(state, number, exc)
         answered(options.emitter, options.llm, number, reply)
         options.ticks.record_solution(number, recordable(reply.value), reply.usage)
+    elif options.emitter is not None:
+        _retold(options, number, request, reply)
     judge = state.validators.judge(request.schema_text)
     solution = read_answer(reply.value)
     if isinstance(solution, Unusable):
@@ -123,6 +126,18 @@ def _asked(options: Options, number: int, request: Request, *, replayed: bool) -
     """Tell the observer the tick asks the LLM (or replays its answer from the journal)."""
     if options.observer is not None:
         options.observer(Asked(number, len(request.render()), replayed, request))
+
+
+def _retold(options: Options, number: int, request: Request, reply: Reply) -> None:
+    """A replayed tick's request and answer, told as recorded: marked ``replayed``, with
+    the tokens and times the journal holds (when it holds them)."""
+    found = options.ticks.recorded_answer(number)
+    usage, begun, came = found if found is not None else (Usage(), None, None)
+    marks: dict[str, Any] = {"replayed": True}
+    asked(options.emitter, options.llm, number, request,
+          marks=marks if begun is None else {**marks, "time": begun})
+    answered(options.emitter, options.llm, number, Reply(reply.value, usage),
+             marks=marks if came is None else {**marks, "time": came})
 
 
 def recordable(answer: Any) -> Any:
@@ -206,18 +221,14 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
     journal = options.ticks.stream_tick(number)
     _asked(options, number, request, replayed=bool(journal.steps))
     follower = None
-    if options.emitter is not None and not journal.steps:  # (a replayed tick: not told)
-        judge = state.validators.judge(request.schema_text)
+    if options.emitter is not None:
         follower = PlanFollower(options.emitter, compile_part([], True), context, tick=number,
                                 isolate_invalid=True, open=True,
                                 approvals=options.approve is not None)
-        journal = FollowedStream(journal, follower, lambda solution, usage, first: answered(
-            options.emitter, options.llm, number, Reply(solution, usage), first_call=first),
-            lambda calls: judge.judged(compile_part(calls, False)),
-            lambda solution: solution_error(judge, solution) is None)
+        journal = _followed(journal, follower, options, number, request, state, compile_part)
     try:
         # A recorded tick's stream is not asked again (it is replayed from the journal).
-        if follower is not None:
+        if follower is not None and not journal.steps:
             asked(options.emitter, options.llm, number, request, stream=True)
         items = _no_items() if journal.steps else options.llm.stream(request)
         streamed = await run_streamed(
@@ -236,6 +247,34 @@ async def _streamed_tick(state: TickState, number: int, request: Request,
         follower.end()
     return _streamed_end(state, number, streamed, streamed.usage + latent.usage
                          + delegates.usage, options)
+
+
+def _followed(journal: StreamJournal, follower: PlanFollower, options: Options, number: int,
+              request: Request, state: TickState,
+              compile_part: Callable[[list[Any], bool], CompiledPlan]) -> FollowedStream:
+    """The streamed tick's journal, its steps told to ``follower``: a resumed tick's
+    recorded steps first (marked ``replayed``, after its request), then what runs now."""
+    judge = state.validators.judge(request.schema_text)
+
+    def closed(solution: Any, usage: Usage | None, first: float | None,
+               marks: dict[str, Any] | None = None) -> None:
+        if usage is None:  # the recorded end of a resumed tick's stream
+            found = options.ticks.recorded_answer(number)
+            usage = found[0] if found is not None else Usage()
+            if found is not None and found[2] is not None and marks is not None:
+                marks = {**marks, "time": found[2]}
+        answered(options.emitter, options.llm, number, Reply(solution, usage),
+                 first_call=first, marks=marks)
+
+    if journal.steps:
+        found = options.ticks.recorded_answer(number)
+        marks: dict[str, Any] = {"replayed": True}
+        if found is not None and found[1] is not None:
+            marks["time"] = found[1]
+        asked(options.emitter, options.llm, number, request, stream=True, marks=marks)
+    return FollowedStream(journal, follower, closed,
+                          lambda calls: judge.judged(compile_part(calls, False)),
+                          lambda solution: solution_error(judge, solution) is None)
 
 
 def _streamed_end(state: TickState, number: int, streamed: StreamedRun, usage: Usage,

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from obelisk.cli.common import EXIT_OK, Command
 from obelisk.jsonio import InputError
-from obelisk.runreport import load_events, render_page
+from obelisk.runreport import is_journal, load_events, render_page
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write the page; exit 2 when the source holds no run or the page cannot be written."""
     events = load_events(args.source, args.run_id)
+    if args.run_id is None and is_journal(args.source) and events[0].get("run"):
+        print(f"report: run {events[0]['run']}, the newest in the journal (--run ID picks "
+              "another)", file=err)
     page = render_page(events, args.title or os.path.basename(args.source) or "obelisk run")
     try:
         with open(args.out, "w", encoding="utf-8") as handle:

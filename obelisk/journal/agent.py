@@ -12,23 +12,26 @@ Nothing here decides what a tick or a call does.
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from obelisk.agent.hooks import PlanVerdict
-from obelisk.agent.source import NO_USAGE
+from obelisk.agent.source import NO_USAGE, Answer
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.core.context import Context
 from obelisk.interpreters.aio import drive_async
 from obelisk.interpreters.common import Observer
 from obelisk.interpreters.executors import AsyncExecutor
+from obelisk.interpreters.follower import PlanFollower
 from obelisk.interpreters.result import RunResult
 from obelisk.journal.agentrows import AgentRows, agent_header, review_data, usage_data
 from obelisk.journal.codec import dumps
 from obelisk.journal.lease import Tenure
 from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
+from obelisk.journal.retell import retell
 from obelisk.journal.session import Session, async_invoker, replayed_session, watched
 from obelisk.journal.store import FORMAT_VERSION, JournalUnreadable, Record, RecordKind, RunHeader
 from obelisk.journal.streamtick import StreamTick
@@ -85,11 +88,13 @@ class AgentRun:
                 usage[at] = usage.get(at, Usage()) + recorded_cost(journal, run)
         if records and not self.ended:
             self.recorder.resumed()
+        self._asked: dict[int, float] = {}  # when the LLM was asked for a tick's solution
 
     def recorded_reply(self, tick: int) -> Reply | None:
         """The recorded solution of ``tick`` as a reply without usage, or None."""
         # A recorded solution may be JSON null (an invalid one): it is still recorded.
         if not self.recorder.has_solution(tick):
+            self._asked[tick] = time.time()  # the loop asks the LLM now
             return None
         return Reply(self.recorder.recorded_solution(tick))
 
@@ -98,7 +103,9 @@ class AgentRun:
         durability) together with the tick's first event, which comes before any call of
         the tick runs, or at :meth:`settle`."""
         paid = usage.input_tokens or usage.output_tokens
-        self.recorder.record_solution(tick, solution, usage_data(usage) if paid else None)
+        asked = self._asked.pop(tick, None)
+        self.recorder.record_solution(
+            tick, solution, usage_data(usage, asked, time.time()) if paid else None)
 
     def settle(self) -> None:
         """Commit what is recorded so far."""
@@ -107,6 +114,10 @@ class AgentRun:
     def recorded_usage(self, tick: int) -> Usage:
         """The tokens recorded for ``tick`` before this process (replayed work's cost)."""
         return self._rows.usage.get(tick, Usage())
+
+    def recorded_answer(self, tick: int) -> Answer | None:
+        """The tokens of ``tick``'s recorded solution, and when it was asked for and came."""
+        return self._rows.answers.get(tick)
 
     def record_usage(self, tick: int, usage: Usage) -> None:
         """Record tokens a latent call or a delegate paid during ``tick``: on disk with the
@@ -118,10 +129,18 @@ class AgentRun:
         """What ``on_plan`` said about ``tick``'s plan, when recorded."""
         return self._rows.reviews.get(tick)
 
-    def record_review(self, tick: int, verdict: PlanVerdict) -> None:
-        """Record ``on_plan``'s verdict on ``tick``'s plan, on disk before the plan runs."""
-        self.recorder.record(RecordKind.REVIEW, tick, dumps(review_data(verdict)),
-                             commit=True)
+    def record_review(self, tick: int, verdict: PlanVerdict,
+                      times: tuple[float, float] | None = None) -> None:
+        """Record ``on_plan``'s verdict on ``tick``'s plan (and when it was asked and
+        answered), on disk before the plan runs."""
+        data = review_data(verdict)
+        if times is not None:
+            data.update(asked=times[0], answered=times[1])
+        self.recorder.record(RecordKind.REVIEW, tick, dumps(data), commit=True)
+
+    def recorded_review_times(self, tick: int) -> tuple[float, float] | None:
+        """When ``on_plan`` was asked about ``tick``'s plan and answered, when recorded."""
+        return self._rows.review_times.get(tick)
 
     def recorded_calls(self, tick: int) -> list[Any] | None:
         """The calls of ``tick``'s streamed solution admitted before the stop, or None when
@@ -164,6 +183,8 @@ class AgentRun:
             session = replayed_session(self.recorder, plan, context, rows,
                                        approvals=approve is not None, ended=self.ended,
                                        isolate_invalid=True)
+            if isinstance(observer, PlanFollower):  # the tick's recorded calls, retold
+                retell(observer, rows, f"{self.journal.name}: run {self.run_id!r}")
         else:
             session = Session(self.recorder, None, frozenset(), self.ended)
         try:

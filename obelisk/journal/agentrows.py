@@ -21,9 +21,14 @@ TICK_ROWS = frozenset({RecordKind.START, RecordKind.INVOKE, RecordKind.DECIDE,
 GOES_ON = frozenset({"cancelled", "failed"})
 
 
-def usage_data(usage: Usage) -> str:
-    """Tokens paid as a USAGE row's JSON."""
-    return dumps({"in": usage.input_tokens, "out": usage.output_tokens})
+def usage_data(usage: Usage, asked: float | None = None, answered: float | None = None) -> str:
+    """Tokens paid as a USAGE row's JSON; a solution's, with when the LLM was asked and
+    when it answered (seconds since the epoch; rows written before these were have
+    neither)."""
+    data: dict[str, Any] = {"in": usage.input_tokens, "out": usage.output_tokens}
+    if asked is not None and answered is not None:
+        data.update(asked=asked, answered=answered)
+    return dumps(data)
 
 
 def usage_of(data: Any) -> Usage:
@@ -89,7 +94,9 @@ class AgentRows:
         self.rows: dict[int, list[Record]] = {}
         self.streamed: dict[int, list[Record]] = {}  # a streamed tick's rows, all kinds
         self.usage: dict[int, Usage] = {}
+        self.answers: dict[int, tuple[Usage, float | None, float | None]] = {}
         self.reviews: dict[int, PlanVerdict] = {}
+        self.review_times: dict[int, tuple[float, float]] = {}
         self.admitted: dict[int, list[Any]] = {}
         self.invoked: dict[int, list[int]] = {}
         self.delegates: dict[str, int] = {}
@@ -132,7 +139,15 @@ class AgentRows:
             elif node in self.streamed:
                 self.streamed[node].append(record)
         elif kind is RecordKind.USAGE:
-            paid = usage_of(json.loads(record.data or ""))
+            data = json.loads(record.data or "")
+            paid = usage_of(data)
             self.usage[node] = self.usage.get(node, Usage()) + paid
+            if isinstance(data.get("asked"), (int, float)) and node not in self.answers:
+                self.answers[node] = (paid, float(data["asked"]),
+                                      float(data.get("answered") or data["asked"]))
         elif kind is RecordKind.REVIEW:
-            self.reviews[node] = review_of(json.loads(record.data or ""))
+            data = json.loads(record.data or "")
+            self.reviews[node] = review_of(data)
+            asked, answered = data.get("asked"), data.get("answered")
+            if isinstance(asked, (int, float)) and isinstance(answered, (int, float)):
+                self.review_times[node] = (float(asked), float(answered))

@@ -142,6 +142,17 @@ def encode(event: RunEvent, plan: CompiledPlan) -> tuple[RecordKind, int | None,
     raise TypeError(f"not a run event: {event!r}")  # pragma: no cover
 
 
+def timed(data: str | None, at: float, started: float | None = None) -> str:
+    """A START or FINISH row's data with the time the shell read (``t``, seconds since
+    the epoch: when the batch was made ready, when the outcome came) and, for an outcome,
+    when its activity was invoked (``started``). Old rows have neither; a reader that does
+    not know them skips them."""
+    times = f'"t":{at!r}' if started is None else f'"t":{at!r},"started":{started!r}'
+    if data is None:
+        return "{" + times + "}"
+    return data[:-1] + "," + times + "}"  # ``data`` is a JSON object's text
+
+
 def _verdict(verdict: Verdict) -> dict[str, Any]:
     match verdict:
         case Approve():

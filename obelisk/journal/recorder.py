@@ -8,6 +8,7 @@ import contextlib
 import datetime
 import json
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -15,7 +16,7 @@ from urllib.parse import quote
 from obelisk.compiler.nodes import CompiledPlan
 from obelisk.interpreters.events import RunEvent, Started, Waiting
 from obelisk.interpreters.result import RunResult
-from obelisk.journal.codec import dumps, encode
+from obelisk.journal.codec import dumps, encode, timed
 from obelisk.journal.store import Durability, Record, RecordKind
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ class RunRecorder:
         self._after: list[tuple[RecordKind, int | None, str | None]] = []
         #: The nodes invoked whose outcome is not recorded yet.
         self.running: set[int] = set()
+        self._began: dict[int, float] = {}  # when each running call was invoked
         self._last_row = False
 
     # -- writing ---------------------------------------------------------------------
@@ -186,11 +188,13 @@ class RunRecorder:
         kind, node, data = encode(event, self.plan)
         if kind is _FINISH:
             self.running.discard(node)
+            began = self._began.pop(node, None) if node is not None else None
+            data = timed(data, time.time(), began)
         if kind is _START:
             # The machine starts a whole batch at once and tells each call in a row:
             # the batch's first call is all a replay needs (it advances the machine).
             self._last = kind
-            self._add(kind, node, data, commit=False)
+            self._add(kind, node, timed(None, time.time()), commit=False)
             return
         self._last = kind
         self._add(kind, node, data, commit=True)
@@ -208,9 +212,14 @@ class RunRecorder:
         invocation was recorded or not, so its row can wait for its outcome's commit.
         """
         key = self.key(node)
+        self._began[node] = time.time()
         self._add(_INVOKE, node, key, commit=commit)
         self.running.add(node)
         return key
+
+    def started(self, node: int) -> None:
+        """Record that the machine started a batch (``node`` its first call), and when."""
+        self._add(_START, node, timed(None, time.time()), commit=False)
 
     def resumed(self) -> None:
         """Record that the run was resumed (for the history's reader)."""

@@ -38,6 +38,7 @@ from obelisk.interpreters.sync import activity_invoker, drive_sync
 from obelisk.journal.codec import decode, header_of
 from obelisk.journal.lease import Tenure
 from obelisk.journal.recorder import RunRecorder, last_trace, utc_stamp
+from obelisk.journal.retell import retell
 from obelisk.journal.session import (
     Session,
     async_invoker,
@@ -137,10 +138,11 @@ def _drive(session: Session, plan: CompiledPlan, context: Context,
     invoke = sync_invoker(activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
-    follower = _follower(session, plan, context, approve, replayed, on_event)
+    follower = _follower(session, plan, context, approve, on_event)
     try:
         with _following(follower, session) as ending:
             if follower is not None:
+                _retold(follower, session)
                 watch, invoke = joined(watch, follower), follower.wrap_sync(invoke)
             result = drive_sync(plan, context, invoke, approve, clock_of(clock),
                                 watched(session, watch), resume=replayed, trace=keep,
@@ -160,10 +162,11 @@ async def _drive_async(session: Session, plan: CompiledPlan, context: Context,
     invoke = async_invoker(async_activity_invoker(plan, activities or {}, latent), session)
     keep, replayed = _traced(session, trace, watch)
     result: RunResult | None = None
-    follower = _follower(session, plan, context, approve, replayed, on_event)
+    follower = _follower(session, plan, context, approve, on_event)
     try:
         with _following(follower, session) as ending:
             if follower is not None:
+                _retold(follower, session)
                 watch, invoke = joined(watch, follower), follower.wrap_async(invoke)
             result = await drive_async(plan, context, invoke, approve, clock_of(clock),
                                        max_concurrency=max_concurrency, timeout=timeout,
@@ -176,15 +179,21 @@ async def _drive_async(session: Session, plan: CompiledPlan, context: Context,
 
 
 def _follower(session: Session, plan: CompiledPlan, context: Context,
-              approve: Approval | None, replayed: Replayed | None,
-              on_event: EventSink | None) -> PlanFollower | None:
+              approve: Approval | None, on_event: EventSink | None) -> PlanFollower | None:
     """The event stream's follower of a durable run (None when nobody watches): a resumed
-    run's follows on from the replayed state."""
+    run's retells what its journal recorded first (:func:`_retold`)."""
     emitter = emitter_for(on_event)
     if emitter is None:
         return None
     return PlanFollower(emitter, plan, context, approvals=approve is not None,
-                        resumed=replayed, rows=session.recorder)
+                        rows=session.recorder)
+
+
+def _retold(follower: PlanFollower, session: Session) -> None:
+    """A resumed run's recorded calls told first, marked ``replayed``."""
+    if session.records:
+        retell(follower, session.records,
+               f"{session.recorder.journal.name}: run {session.recorder.run_id!r}")
 
 
 @contextlib.contextmanager

@@ -49,12 +49,14 @@ def at_most_once_schema(schema: Any) -> bool:
 @frozen
 class Session:
     """A run about to be driven: its recorder, the replayed state (None for a new run),
-    the nodes invoked before the stop without an outcome, and whether it had ended."""
+    the nodes invoked before the stop without an outcome, whether it had ended, and the
+    rows replayed (what a watched resume retells)."""
 
     recorder: RunRecorder
     replayed: Replayed | None
     interrupted: frozenset[int]
     ended: bool
+    records: Sequence[Record] = ()
 
 
 def replayed_session(recorder: RunRecorder, plan: CompiledPlan, context: Context,
@@ -75,7 +77,8 @@ def replayed_session(recorder: RunRecorder, plan: CompiledPlan, context: Context
     # The calls that were in flight go first: with a concurrency limit, calls started but
     # never invoked must not push them back (their outcomes are what is missing).
     running = sorted(replayed.running, key=lambda i: i.node not in interrupted)
-    return Session(recorder, evolve(replayed, running=tuple(running)), interrupted, ended)
+    return Session(recorder, evolve(replayed, running=tuple(running)), interrupted, ended,
+                   records)
 
 
 def interrupted(session: Session, invocation: Invocation, seen: set[int]) -> Outcome | None:

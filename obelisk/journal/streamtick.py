@@ -4,6 +4,7 @@ replay, and the recording of what happens now into the run's recorder."""
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from obelisk.agent.source import StreamStep
@@ -14,6 +15,7 @@ from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.journal.agentrows import usage_data
 from obelisk.journal.codec import decode, dumps
+from obelisk.journal.retell import row_time, started_times
 from obelisk.journal.session import Session, at_most_once, interrupted
 from obelisk.journal.store import JournalUnreadable, Record, RecordKind
 from obelisk.llm.base import Usage
@@ -30,14 +32,18 @@ class StreamTick:
     def __init__(self, run: AgentRun, tick: int, rows: list[Record]) -> None:
         self.run = run
         self.tick = tick
+        self.begun = time.time()  # the stream is asked for right after
         recorder = run.recorder
         recorder.begin_tick(tick, compile_plan([]))
         self.steps: list[StreamStep] = []
+        self.times: list[float | None] = []
         calls: list[Any] = []
         invoked: set[int] = set()
         finished: set[int] = set()
+        begun = started_times(rows)
         try:
             for record in rows:
+                when = row_time(record)
                 if record.kind is RecordKind.ADMIT:
                     calls.append(json.loads(record.data or ""))
                     self.steps.append(("admit", calls[-1]))
@@ -45,10 +51,17 @@ class StreamTick:
                     self.steps.append(("close", json.loads(record.data or "")))
                 elif record.kind is RecordKind.INVOKE and record.node is not None:
                     invoked.add(record.node)
+                    self.steps.append(("invoke", record.node))
+                    when = begun.get(record.node)
                 else:
                     if record.kind is RecordKind.FINISH and record.node is not None:
                         finished.add(record.node)
-                    self.steps.extend(("event", e) for e in decode([record], run.journal.name))
+                    decoded = decode([record], run.journal.name)
+                    self.steps.extend(("event", e) for e in decoded)
+                    self.times.extend([when] * (len(decoded) - 1))
+                    if not decoded:
+                        continue
+                self.times.append(when)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise JournalUnreadable(f"{run.journal.name}: run {run.run_id!r}: streamed tick "
                                     f"{tick} does not decode ({exc!r})") from None
@@ -66,7 +79,7 @@ class StreamTick:
 
     def started(self, node: int) -> None:
         """Record that the machine started a batch (``node`` its first call)."""
-        self.run.recorder.record(RecordKind.START, node, None, commit=False)
+        self.run.recorder.started(node)
 
     def decided(self, event: RunEvent) -> None:
         """Record the approval hook's verdict, on disk before the call runs."""
@@ -90,6 +103,6 @@ class StreamTick:
     def closed(self, solution: Any, usage: Usage) -> None:
         """Record the whole solution and its cost when the stream ended."""
         paid = usage.input_tokens or usage.output_tokens
-        self.run.recorder.record_solution(self.tick, solution,
-                                          usage_data(usage) if paid else None)
+        self.run.recorder.record_solution(
+            self.tick, solution, usage_data(usage, self.begun, time.time()) if paid else None)
         self.run.recorder.settle()

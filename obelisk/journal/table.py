@@ -32,7 +32,9 @@ def history(journal: Journal, run_id: str | None = None) -> dict[str, Any]:
 
     Each event is ``{"seq", "event"}`` plus, by kind, the call's ``call`` index and
     ``instance``, the ``tick`` of a solution, the idempotency ``key`` of an invocation,
-    the ``date`` and ``outcome`` of a finished call, the ``verdict`` of a decision, the
+    the ``date`` and ``outcome`` of a finished call (and, when recorded, the ``time`` it
+    finished and the time its activity was ``started``; a start's ``time``: when its batch
+    was made ready), the ``verdict`` of a decision, the
     ``status`` of the end. ``status`` is the recorded end's, else ``"unfinished"``.
     An agent run's call events carry their ``tick``, their ``node`` in that tick's plan
     and the ``call`` index (with ``instance``: see :func:`_agent_calls`), and ``kind`` is
@@ -141,7 +143,13 @@ def _tick(node: int | None) -> int:
 
 
 def _nothing(reader: _Reader, row: dict[str, Any], data: Any) -> None:
-    """start, cancel: the row says all."""
+    """cancel: the row says all."""
+
+
+def _start(reader: _Reader, row: dict[str, Any], data: Any) -> None:
+    """start: when the batch was made ready (rows recorded before times were: nothing)."""
+    if isinstance(data, dict) and isinstance(data.get("t"), (int, float)):
+        row["time"] = data["t"]
 
 
 def _key(reader: _Reader, row: dict[str, Any], data: Any) -> None:
@@ -153,6 +161,9 @@ def _key(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 def _finish(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     outcome_of(data)  # checks its shape
     row["date"] = data.pop("date")
+    for name, said in (("t", "time"), ("started", "started")):  # when recorded
+        if name in data:
+            row[said] = data.pop(name)
     row["outcome"] = data
 
 
@@ -175,6 +186,9 @@ def _trace(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 
 def _review(reader: _Reader, row: dict[str, Any], data: Any) -> None:
     review_of(data)  # checks its shape
+    for name in ("asked", "answered"):  # when recorded
+        if name in data:
+            row[name] = data.pop(name)
     row["verdict"] = data
 
 
@@ -197,7 +211,7 @@ def _admit(reader: _Reader, row: dict[str, Any], data: Any) -> None:
 
 #: How each kind of row is read into its JSON row.
 _READERS: dict[RecordKind, Callable[[_Reader, dict[str, Any], Any], None]] = {
-    RecordKind.START: _nothing, RecordKind.CANCEL: _nothing, RecordKind.INVOKE: _key,
+    RecordKind.START: _start, RecordKind.CANCEL: _nothing, RecordKind.INVOKE: _key,
     RecordKind.FINISH: _finish, RecordKind.DECIDE: _decide, RecordKind.END: _Reader.end,
     RecordKind.RESUME: _resume, RecordKind.REVIEW: _review, RecordKind.USAGE: _usage,
     RecordKind.DELEGATE: _delegate, RecordKind.SOLUTION: _solution, RecordKind.ADMIT: _admit,

@@ -10,14 +10,14 @@ from typing import Any
 
 from obelisk.jsonio import InputError
 
-__all__ = ["from_report", "load_events"]
+__all__ = ["from_report", "is_journal", "load_events"]
 
 _SQLITE = b"SQLite format 3\x00"
 
 
 def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
     """The events of the run ``source`` holds; :class:`InputError` when it holds none."""
-    if source.startswith(("postgresql://", "postgres://")) or _is_sqlite(source):
+    if is_journal(source):
         return _from_journal(source, run_id)
     try:
         text = pathlib.Path(source).read_text(encoding="utf-8")
@@ -32,9 +32,15 @@ def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
             whole = json.loads(stripped)
         except json.JSONDecodeError:
             whole = None
-        if isinstance(whole, dict) and "calls" in whole and "type" not in whole:
+        if isinstance(whole, dict) and "type" not in whole and (
+                "calls" in whole or isinstance(whole.get("ticks"), list)):
             return from_report(whole)
     return _from_lines(source, text)
+
+
+def is_journal(source: str) -> bool:
+    """Whether ``source`` names a journal (a PostgreSQL URL, or an SQLite file)."""
+    return source.startswith(("postgresql://", "postgres://")) or _is_sqlite(source)
 
 
 def _is_sqlite(source: str) -> bool:
@@ -75,28 +81,79 @@ def _from_journal(source: str, run_id: str | None) -> list[dict[str, Any]]:
 
 
 def from_report(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """A ``--json`` report's calls as events: the plan's nodes, each call's outcome."""
+    """A ``--json`` report's calls as events: the plan's nodes, each call's outcome (an
+    agent's report: per tick, its solution, tokens and outcomes)."""
+    if isinstance(report.get("ticks"), list) and "calls" not in report:
+        return _from_agent_report(report)
     calls = [c for c in report.get("calls", []) if isinstance(c, dict)]
+    events: list[dict[str, Any]] = [
+        {"type": "run_started", "kind": "plan", "calls": len(calls), "time": 0.0},
+        *_outcomes(calls, None)]
+    events.append({"type": "run_ended", "kind": "plan", "time": 0.0, "duration": 0.0,
+                   "status": report.get("status", "completed")})
+    return _numbered(events)
+
+
+def _from_agent_report(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """``obelisk agent --json``: each tick's solution and tokens, its calls' outcomes."""
+    events: list[dict[str, Any]] = [{"type": "run_started", "kind": "agent", "time": 0.0}]
+    for tick in report["ticks"]:
+        if not isinstance(tick, dict) or type(tick.get("tick")) is not int:
+            continue
+        number = tick["tick"]
+        usage: dict[str, Any] = tick["usage"] if isinstance(tick.get("usage"), dict) else {}
+        tokens = {"input_tokens": usage.get("input_tokens", 0),
+                  "output_tokens": usage.get("output_tokens", 0)}
+        solution = tick.get("solution")
+        events += [{"type": "tick_started", "tick": number, "time": 0.0},
+                   {"type": "llm_answer", "tick": number, "time": 0.0, "content": solution,
+                    **tokens}]
+        written = solution.get("calls") if isinstance(solution, dict) else None
+        outcomes = [o for o in tick.get("outcomes") or [] if isinstance(o, dict)]
+        for index, outcome in enumerate(outcomes):
+            call = outcome.get("call", index)
+            found = written[call] if isinstance(written, list) and isinstance(
+                call, int) and 0 <= call < len(written) else None
+            if isinstance(found, dict) and "tool" not in outcome:
+                outcome = {**outcome, "tool": found.get("_tool")}
+            outcomes[index] = {**outcome, "outcome": "failed" if outcome.get(
+                "outcome") == "denied" else outcome.get("outcome"),
+                "error": outcome.get("error") or (
+                    "Denied" if outcome.get("outcome") == "denied" else None)}
+        events += _outcomes(outcomes, number)
+        events.append({"type": "tick_ended", "tick": number, "time": 0.0,
+                       "errors": list(tick.get("errors") or []), **tokens})
+    paid: dict[str, Any] = report["usage"] if isinstance(report.get("usage"), dict) else {}
+    events.append({"type": "run_ended", "kind": "agent", "time": 0.0, "duration": 0.0,
+                   "status": report.get("status", "completed"),
+                   "input_tokens": paid.get("input_tokens", 0),
+                   "output_tokens": paid.get("output_tokens", 0)})
+    return _numbered(events)
+
+
+def _outcomes(calls: list[dict[str, Any]], tick: int | None) -> list[dict[str, Any]]:
+    """A plan's nodes and each call's outcome, from a report's per-call rows."""
+    marks = {} if tick is None else {"tick": tick}
     nodes = [{"node": n, "call": c.get("call", n), "tool": c.get("tool"),
               **({"instance": c["instance"]} if c.get("instance") is not None else {})}
              for n, c in enumerate(calls)]
-    events: list[dict[str, Any]] = [
-        {"type": "run_started", "kind": "plan", "calls": len(calls), "time": 0.0},
-        {"type": "plan", "nodes": nodes, "time": 0.0}]
+    events: list[dict[str, Any]] = [{"type": "plan", "nodes": nodes, "time": 0.0, **marks}]
     for node, call in zip(nodes, calls, strict=True):
-        base = {"call": node["call"], "node": node["node"], "time": 0.0}
+        base = {"call": node["call"], "node": node["node"], "time": 0.0, **marks}
         if call.get("outcome") == "skipped":
-            events.append({"type": "call_skipped", **base, "reason": call.get("reason", "")})
+            events.append({"type": "call_skipped", **base, "reason": call.get("reason") or ""})
         else:
             done: dict[str, Any] = {"type": "call_finished", **base,
-                                    "outcome": call.get("outcome", "executed")}
+                                    "outcome": call.get("outcome") or "executed"}
             if call.get("reason"):
                 done["reason"] = call["reason"]
             if call.get("error"):
                 done["error"] = {"type": call["error"], "message": ""}
             events.append(done)
-    events.append({"type": "run_ended", "kind": "plan", "time": 0.0, "duration": 0.0,
-                   "status": report.get("status", "completed")})
+    return events
+
+
+def _numbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for seq, event in enumerate(events, 1):
         event["seq"] = seq
     return events

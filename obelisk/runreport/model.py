@@ -73,6 +73,9 @@ class TickView:
     solution: Any = None
     error: str | None = None
     errors: list[str] = field(default_factory=list)
+    review_asked: float | None = None  # on_plan (lazy mode): when asked, answered, what
+    reviewed: float | None = None
+    review: str = ""
 
 
 @dataclass
@@ -245,6 +248,14 @@ def _llm_answer(view: RunView, event: dict[str, Any]) -> None:
         view.output_tokens += tick.output_tokens
 
 
+def _reviewed(view: RunView, event: dict[str, Any]) -> None:
+    tick = _tick(view, event)
+    tick.reviewed = event.get("time")
+    tick.review_asked = event.get("asked", tick.reviewed)
+    said = [event.get("verdict", ""), event.get("by"), event.get("reason")]
+    tick.review = " ".join(str(part) for part in said if part)
+
+
 def _ready(view: RunView, event: dict[str, Any]) -> None:
     call = view.call_of(event)
     call.ready = event.get("time")
@@ -281,7 +292,7 @@ def _skipped(view: RunView, event: dict[str, Any]) -> None:
 _HANDLERS = {
     "run_started": _run_started, "run_ended": _run_ended, "plan": _plan,
     "tick_started": _tick_started, "tick_ended": _tick_ended, "llm_request": _llm_request,
-    "llm_answer": _llm_answer, "call_admitted": lambda view, event: view.call_of(event),
+    "llm_answer": _llm_answer, "plan_reviewed": _reviewed, "call_admitted": lambda view, event: view.call_of(event),
     "call_ready": _ready, "call_approved": _approved, "call_started": _started,
     "call_finished": _finished, "call_skipped": _skipped,
 }

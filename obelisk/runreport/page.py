@@ -106,6 +106,10 @@ def _tick_data(tick: TickView, start: float | None) -> dict[str, Any]:
     rows = [["model", tick.model], ["request size", f"{tick.size} characters"],
             ["tokens", f"{tick.input_tokens} in, {tick.output_tokens} out"],
             ["asked", _seconds(tick.asked, start)], ["answered", _seconds(tick.answered, start)]]
+    if tick.reviewed is not None:
+        rows += [["plan review", tick.review],
+                 ["review asked", _seconds(tick.review_asked, start)],
+                 ["reviewed", _seconds(tick.reviewed, start)]]
     if tick.error:
         rows.append(["error", tick.error])
     if tick.errors:
@@ -142,6 +146,8 @@ def render_page(events: list[dict[str, Any]], title: str = "obelisk run") -> str
     start = view.started
     data: dict[str, Any] = {call.key: _call_data(call, start) for call in view.calls.values()}
     data.update({f"tick:{t.tick}": _tick_data(t, start) for t in view.ticks.values()})
+    data.update({f"review:{t.tick}": _tick_data(t, start) for t in view.ticks.values()
+                 if t.reviewed is not None})
     legend = "".join(f'<span><i style="background:{c}"></i>{_esc(k)}</span>'
                      for k, c in COLOURS.items() if k != "running")
     graphs = []

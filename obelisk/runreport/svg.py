@@ -105,8 +105,9 @@ _ROW, _LABEL, _SPAN = 16, 170, 680
 
 def timeline_svg(view: RunView) -> str:
     """The Gantt chart: a row per call (grey while it waited to start, its outcome's
-    colour while it ran, a stripe while it waited for approval), a row per LLM request,
-    ticks in order; the axis in seconds from the run's start."""
+    colour while it ran, a stripe while it waited for approval), a row per LLM request
+    and per plan review (lazy mode), ticks in order; the axis in seconds from the run's
+    start."""
     rows = _rows(view)
     start = view.started if view.started is not None else min(
         (t for _, _, bars in rows for t, _, _ in bars), default=0.0)
@@ -124,7 +125,8 @@ def timeline_svg(view: RunView) -> str:
                      f'{(end - start) * step / 5:.3g} s</text>')
     for index, (label, key, bars) in enumerate(rows):
         y = 4 + index * _ROW
-        kind = "llm" if key.startswith("tick:") else "call"
+        kind = key.split(":")[0] if key.startswith(("tick:", "review:")) else "call"
+        kind = "llm" if kind == "tick" else kind
         parts.append(f'<g class="row {kind}" data-key="{key}"><rect class="hit" x="0" '
                      f'y="{y}" width="{_LABEL + _SPAN}" height="{_ROW}"/>'
                      f'<text x="4" y="{y + 11}">{_esc(label[:30])}</text>')
@@ -151,6 +153,10 @@ def _rows(view: RunView) -> list[tuple[str, str, list[Bar]]]:
         if info is not None and info.asked is not None:
             rows.append((f"tick {tick}: LLM {info.model}", f"tick:{tick}",
                          [(info.asked, (info.answered or info.asked) - info.asked, "llm")]))
+        if info is not None and info.reviewed is not None:
+            begun = info.review_asked if info.review_asked is not None else info.reviewed
+            rows.append((f"tick {tick}: review", f"review:{tick}",
+                         [(begun, info.reviewed - begun, "approval")]))
         calls = [c for c in view.calls.values() if c.tick == tick]
         calls.sort(key=lambda c: (c.ready if c.ready is not None else c.finished or 0.0,
                                   c.node))
