@@ -71,6 +71,8 @@ class PlanFollower:
         #: Fields every call event gets besides its own: a journal's retelling of what a
         #: run recorded marks its events ``replayed`` and dates them as recorded.
         self.marks: dict[str, Any] = {}
+        #: The journal row being retold (its outcome's row, not the recorder's last one).
+        self.retold_seq: int | None = None
 
     def _call(self, node: int, **fields: Any) -> dict[str, Any]:
         found = self.folding.state.plan.nodes[node]
@@ -188,7 +190,8 @@ class PlanFollower:
         if self.rows is not None:
             fields["key"] = self.rows.key(node)
             if outcome is not None:  # (the row of the Finished event just recorded)
-                fields["journal_seq"] = self.rows.last_seq
+                fields["journal_seq"] = (self.retold_seq if self.retold_seq is not None
+                                         else self.rows.last_seq)
         if node in state.reasons:
             fields["reason"] = state.reasons[node]
         error = state.errors.get(node)

@@ -307,8 +307,8 @@ def check_calls(spans: list[ReadableSpan], root: ReadableSpan,
     """An ended execute_tool span under the root per call, as the call ended."""
     calls = {(s.attributes.get("obelisk.tick"), s.attributes["obelisk.node"]): s
              for s in children(spans, root, "execute_tool ")}
-    ended = ends(events)
-    assert set(calls) == set(ended)
+    ended = {key: e for key, e in ends(events).items() if not e.get("replayed")}
+    assert set(calls) == set(ended)  # a call retold from a journal was traced before
     for key, event in ended.items():
         span = calls[key]
         assert span.name == f"execute_tool {event['tool']}"
@@ -407,8 +407,10 @@ def test_content_is_recorded_when_opted_in_with_every_secret_masked(
         span = calls[(c.get("tick"), c["node"])]
         assert json.loads(span.attributes["gen_ai.tool.call.result"]) == c["result"]
     ready = [e for e in own(events) if e["type"] == "call_ready" and e["tool"] == "c"]
-    assert len(ready) == (0 if kind.startswith("resumed") else len(done))  # (resumed: made
-    for c in ready:                                                      # ready before)
+    assert len(ready) == len(done)  # (resumed: made ready before the stop, and retold)
+    for c in ready:
+        if c.get("replayed"):  # retold from the journal, which holds no parameters
+            continue
         assert c["params"]["api_key"] == "***" and c["params"]["header"] == "Bearer ***"
         span = calls[(c.get("tick"), c["node"])]
         assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == c["params"]
@@ -441,15 +443,20 @@ def test_a_durable_runs_call_spans_hold_the_key_and_journal_row_of_the_call(
         rows = obelisk.journal.history(journal, "D")["events"]
     finished = {e["call"]: e for e in events if e["type"] == "call_finished"}
     spans = {s.attributes["obelisk.call"]: s for s in otel.named("execute_tool ")}
+    # a call retold from the journal names its own finish row (failed before: the row
+    # the resumed run's recorder wrote last), and has no span (it was traced before)
+    live = {call for call, e in finished.items() if not e.get("replayed")}
+    assert live <= set(spans) and not (set(finished) - live) & set(spans)
     for call, event in finished.items():
-        span = spans[call]
-        assert event["key"] == span.attributes["obelisk.idempotency_key"] == (
-            obelisk.journal.idempotency_key("D", call))
+        assert event["key"] == obelisk.journal.idempotency_key("D", call)
         (row,) = [r for r in rows if r["seq"] == event["journal_seq"]]
         assert row["call"] == call and row["event"] == "finish"
-        assert span.attributes["obelisk.journal.seq"] == row["seq"]
-    if "a" in {e["tool"] for e in finished.values()}:
-        assert finished[0]["output_path"] == spans[0].attributes["obelisk.output_path"] == "†err"
+        if call in spans:
+            assert spans[call].attributes["obelisk.idempotency_key"] == event["key"]
+            assert spans[call].attributes["obelisk.journal.seq"] == row["seq"]
+            assert spans[call].attributes.get("obelisk.output_path") == event.get(
+                "output_path")
+    assert finished[0]["output_path"] == "†err"
     assert finished[2]["output_path"] == "†t"
     assert all(("output_path" in e) == (e["outcome"] == "executed") for e in finished.values())
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from durable_activities import untimed
 from opentelemetry import propagate
 from test_spans import Telemetry, otel  # noqa: F401 - the fixture
 
@@ -115,9 +116,10 @@ def test_a_callback_raising_at_any_event_changes_nothing_in_the_run(
 
 
 def journal_rows(path: pathlib.Path, run_id: str) -> list[Any]:
-    """The run's rows (a resume row's data is the time it resumed at: left out)."""
+    """The run's rows without the times they record (a resume row's data is the time it
+    resumed at: left out; the others' ``t``, ``started``...: durable_activities.untimed)."""
     with obelisk.Journal.open(path) as journal:
-        return [(r.seq, r.kind, r.node, None if r.kind == "resume" else r.data)
+        return [(r.seq, r.kind, r.node, None if r.kind == "resume" else untimed(r.data))
                 for r in journal.records(run_id)]
 
 

@@ -39,6 +39,7 @@ def retell(follower: PlanFollower, records: Sequence[Record], where: str) -> Non
                 continue
             if kind not in _CALL_ROWS:
                 continue
+            follower.retold_seq = record.seq
             for event in decode((record,), where):
                 _dated(follower, row_time(record, event))
                 follower(event)
@@ -47,7 +48,7 @@ def retell(follower: PlanFollower, records: Sequence[Record], where: str) -> Non
                         follower(Started(other, {}))
         follower.end()  # a run (a tick) that had ended: the skips its end made
     finally:
-        follower.marks = {}
+        follower.marks, follower.retold_seq = {}, None
 
 
 _CALL_ROWS = frozenset({RecordKind.START, RecordKind.DECIDE, RecordKind.FINISH})
