@@ -46,7 +46,7 @@ class Rows(Protocol):
 
     last_seq: int
 
-    def key(self, node: int) -> str: ...
+    def key_for(self, index: int, instance: str | None) -> str: ...
 
 
 class PlanFollower:
@@ -187,8 +187,9 @@ class PlanFollower:
                                   "alternative": state.alts.get(node, 0)}
         if status is Status.EXECUTED:
             fields.update(_taken(state.plan.nodes[node], fields["alternative"]))
-        if self.rows is not None:
-            fields["key"] = self.rows.key(node)
+        if self.rows is not None and node < len(state.plan.nodes):
+            found = state.plan.nodes[node]
+            fields["key"] = self.rows.key_for(found.index, found.instance)
             if outcome is not None:  # (the row of the Finished event just recorded)
                 fields["journal_seq"] = (self.retold_seq if self.retold_seq is not None
                                          else self.rows.last_seq)

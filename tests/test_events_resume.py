@@ -41,9 +41,16 @@ TICKS = [
 
 
 def calls_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The call events without what a retelling changes: ``seq``, ``time``, the mark."""
-    return [{k: v for k, v in e.items() if k not in ("seq", "time", "replayed")}
+    """The call events without what a retelling changes: ``seq``, ``time``, the mark, and
+    the journal row of an outcome (a resumed run's rows come after its resume row)."""
+    return [{k: v for k, v in e.items() if k not in ("seq", "time", "replayed", "journal_seq")}
             for e in events if e["type"] in CALL_EVENTS]
+
+
+def rows_of(events: list[dict[str, Any]], tick: int) -> list[Any]:
+    """The journal rows tick ``tick``'s outcomes name."""
+    return [e.get("journal_seq") for e in events
+            if e.get("tick") == tick and e["type"] == "call_finished"]
 
 
 def checked(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -97,6 +104,7 @@ def test_a_run_resumed_after_tick_1_tells_its_calls_as_the_run_did(
     again = resumed(tmp_path, before_tick(2), TICKS[1:])
     assert calls_of(again) == calls_of(whole)
     assert [e["type"] for e in again] == [e["type"] for e in whole]
+    assert rows_of(again, 1) == rows_of(whole, 1) and None not in rows_of(whole, 1)
     tick1 = [e for e in again if e.get("tick") == 1 and e["type"] in CALL_EVENTS]
     later = [e for e in again if e.get("tick") == 2 and e["type"] in CALL_EVENTS]
     assert tick1 and all(e["replayed"] is True for e in tick1)
@@ -177,6 +185,7 @@ def test_a_streamed_run_resumed_tells_its_recorded_steps_as_the_run_did(
     if cut == "tick":  # the whole tick was recorded: told exactly as the run told it
         assert calls_of(again) == calls_of(whole)
         assert [e["type"] for e in again] == [e["type"] for e in whole]
+        assert rows_of(again, 1) == rows_of(whole, 1) and None not in rows_of(whole, 1)
         answer = next(e for e in again if e["type"] == "llm_answer")
         assert answer["replayed"] and answer["input_tokens"] == next(
             e for e in whole if e["type"] == "llm_answer")["input_tokens"]

@@ -461,6 +461,36 @@ def test_a_durable_runs_call_spans_hold_the_key_and_journal_row_of_the_call(
     assert all(("output_path" in e) == (e["outcome"] == "executed") for e in finished.values())
 
 
+def durable_streamed_agent(sink: Sink, at: Watch) -> None:
+    with obelisk.Journal.open(at.tmp / "run.db") as journal:
+        obelisk.run_agent_sync(TASK, ScriptedLLM(answers({"calls": PLAN, "output": None}),
+                                                 delays=0.001),
+                               tools=TOOLS, activities=ACTS, stream=True, on_event=sink,
+                               journal=journal, run_id="A")
+
+
+@pytest.mark.parametrize("run", [durable_agent, durable_streamed_agent],
+                         ids=["whole", "streamed"])
+def test_a_durable_agent_runs_call_events_name_their_key_and_journal_row(
+        run: Callable[[Sink, Watch], None], otel: Telemetry,  # noqa: F811
+        tmp_path: pathlib.Path) -> None:
+    # As a durable plan run's (failed before: an agent tick's follower had no rows).
+    events: list[dict[str, Any]] = []
+    run(events.append, Watch(tmp_path, otel))
+    with obelisk.Journal.open(tmp_path / "run.db") as journal:
+        rows = obelisk.journal.history(journal, "A")["events"]
+    finished = [e for e in own(events) if e["type"] == "call_finished"]
+    spans = {s.attributes["obelisk.call"]: s for s in otel.named("execute_tool ")}
+    assert finished
+    for event in finished:
+        assert event["key"] == obelisk.journal.idempotency_key("A", event["call"], tick=1)
+        (row,) = [r for r in rows if r["seq"] == event["journal_seq"]]
+        assert row["call"] == event["call"] and row["event"] == "finish"
+        span = spans[event["call"]]
+        assert span.attributes["obelisk.idempotency_key"] == event["key"]
+        assert span.attributes["obelisk.journal.seq"] == row["seq"]
+
+
 # -- agent runs that fail or are cancelled ----------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.common import Observer
 from obelisk.interpreters.events import RunEvent
 from obelisk.interpreters.executors import AsyncExecutor
+from obelisk.interpreters.follower import Rows
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.interpreters.result import RunResult
 from obelisk.llm.base import Reply, Usage
@@ -119,6 +120,11 @@ class StreamJournal(Protocol):
     steps: list[StreamStep]
     #: When each step happened, as recorded (None where the journal holds no time).
     times: list[float | None]
+    #: The journal row of each step (empty when not recorded).
+    seqs: list[int]
+    #: Where the tick is recorded, as the event stream names calls' keys and rows (None:
+    #: not recorded).
+    rows: Rows | None
 
     def follow(self, plan: CompiledPlan) -> None:
         """The tick's plan as the replay rebuilt it (nothing is recorded)."""
@@ -240,6 +246,8 @@ class NoStreamJournal:
     def __init__(self) -> None:
         self.steps: list[StreamStep] = []
         self.times: list[float | None] = []
+        self.seqs: list[int] = []
+        self.rows: Rows | None = None
 
     def follow(self, plan: CompiledPlan) -> None:
         """Nothing is recorded."""

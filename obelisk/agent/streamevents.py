@@ -38,6 +38,8 @@ class FollowedStream:
         self.whole, self.valid = whole, valid
         self.steps: list[StreamStep] = inner.steps
         self.times: list[float | None] = inner.times
+        self.seqs: list[int] = inner.seqs
+        self.rows = follower.rows = inner.rows  # a recorded tick's keys and rows
         self.when: float | None = None  # the time of the last step retold
         self.calls: list[Any] = []
         self.begun = time.monotonic()
@@ -56,6 +58,7 @@ class FollowedStream:
         if self.when is not None:
             marks["time"] = self.when
         follower.marks = marks
+        follower.retold_seq = self.seqs[index] if index < len(self.seqs) else None
         try:
             if isinstance(step, tuple):  # ("invoke", node), or ("close", solution)
                 if step[0] == "invoke":
@@ -72,7 +75,7 @@ class FollowedStream:
         finally:
             if index == len(self.steps) - 1:
                 follower.end()  # a tick that had ended: the skips its end made
-            follower.marks = {}
+            follower.marks, follower.retold_seq = {}, None
 
     def admitted(self, call: Any, plan: CompiledPlan) -> None:
         self.inner.admitted(call, plan)

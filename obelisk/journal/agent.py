@@ -178,6 +178,8 @@ class AgentRun:
         """Run (or replay, then continue) tick ``tick``'s plan, recording its events; each
         call gets its idempotency key (run id, delegate chain, tick, call, instance)."""
         self.recorder.begin_tick(tick, plan)
+        if isinstance(observer, PlanFollower):  # its call events name keys and rows
+            observer.rows = self.recorder
         rows = self._rows.rows.pop(tick, None)
         if rows:
             session = replayed_session(self.recorder, plan, context, rows,

@@ -204,6 +204,11 @@ class RunRecorder:
         found = self.plan.nodes[node]
         return _key_of(self._key_prefix, found.index, found.instance, self.tick)
 
+    def key_for(self, index: int, instance: str | None) -> str:
+        """The idempotency key of call ``index`` (``instance``) of this run's tick (of a
+        plan the recorder may not hold yet: a streamed tick's, retold)."""
+        return _key_of(self._key_prefix, index, instance, self.tick)
+
     def invoking(self, node: int, commit: bool = True) -> str:
         """Record that node ``node`` is about to be invoked; its idempotency key.
 

@@ -12,6 +12,7 @@ from obelisk.compiler.nodes import CompiledPlan
 from obelisk.compiler.plan import compile_plan
 from obelisk.interpreters.calls import Invocation
 from obelisk.interpreters.events import RunEvent
+from obelisk.interpreters.follower import Rows
 from obelisk.interpreters.outcomes import Outcome
 from obelisk.journal.agentrows import usage_data
 from obelisk.journal.codec import decode, dumps
@@ -37,13 +38,15 @@ class StreamTick:
         recorder.begin_tick(tick, compile_plan([]))
         self.steps: list[StreamStep] = []
         self.times: list[float | None] = []
+        self.seqs: list[int] = []  # each step's row
+        self.rows: Rows | None = recorder  # the event stream names keys and rows from it
         calls: list[Any] = []
         invoked: set[int] = set()
         finished: set[int] = set()
         begun = started_times(rows)
         try:
             for record in rows:
-                when = row_time(record)
+                when, before = row_time(record), len(self.steps)
                 if record.kind is RecordKind.ADMIT:
                     calls.append(json.loads(record.data or ""))
                     self.steps.append(("admit", calls[-1]))
@@ -62,6 +65,7 @@ class StreamTick:
                     if not decoded:
                         continue
                 self.times.append(when)
+                self.seqs.extend([record.seq] * (len(self.steps) - before))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise JournalUnreadable(f"{run.journal.name}: run {run.run_id!r}: streamed tick "
                                     f"{tick} does not decode ({exc!r})") from None
