@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import io
 import pathlib
 import sys
 from typing import Any
@@ -13,21 +12,15 @@ import pytest
 
 import obelisk
 from obelisk import Journal, RecordKind
-from obelisk.cli import main
 from obelisk.journal import Record
 from obelisk.journal.events import recorded_events
 from obelisk.runreport.model import fold
 
 TESTS = pathlib.Path(__file__).parent
 sys.path.insert(0, str(TESTS))
+from clirun import cli  # noqa: E402
 from durable_activities import untimed  # noqa: E402
 from test_events_resume import ACTIVITIES, TICKS, TOOLS, cut_run, whole_run  # noqa: E402
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def plan_run(target: str, run_id: str = "P") -> None:
@@ -149,10 +142,18 @@ def test_a_journal_tells_the_approvals_and_denials_it_recorded(tmp_path: pathlib
                             tools=obelisk.ToolRegistry.of(TOOLS), activities=ACTIVITIES,
                             approve=lambda call: call["_tool"] != "fail")
         events = recorded_events(journal, "P")
+        decided = [r for r in journal.records("P") if r.kind is RecordKind.DECIDE]
     verdicts = {e["call"]: e["verdict"] for e in events if e["type"] == "call_approved"}
     assert verdicts == {0: "approve", 1: "deny", 3: "approve"}
     view = fold(events)
     assert view.calls["0:1"].verdict == "deny"
+    # When each verdict came is recorded, so the report draws the wait for it (failed
+    # before: a decide row held no time, and the wait was drawn as queueing)
+    assert decided and all('"t":' in (r.data or "") for r in decided)
+    approved = view.calls["0:0"]
+    assert approved.ready is not None and approved.approved is not None
+    assert approved.started is not None
+    assert approved.ready <= approved.approved <= approved.started
 
 
 def test_an_agent_journal_written_without_times_reads_with_recorded_times_only(

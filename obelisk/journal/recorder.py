@@ -190,6 +190,8 @@ class RunRecorder:
             self.running.discard(node)
             began = self._began.pop(node, None) if node is not None else None
             data = timed(data, time.time(), began)
+        elif kind is RecordKind.DECIDE:
+            data = timed(data, time.time())  # when the verdict came
         if kind is _START:
             # The machine starts a whole batch at once and tells each call in a row:
             # the batch's first call is all a replay needs (it advances the machine).

@@ -52,6 +52,7 @@ def retell(follower: PlanFollower, records: Sequence[Record], where: str) -> Non
 
 
 _CALL_ROWS = frozenset({RecordKind.START, RecordKind.DECIDE, RecordKind.FINISH})
+_TIMED_ROWS = _CALL_ROWS
 
 
 def _dated(follower: PlanFollower, when: float | None) -> None:
@@ -71,9 +72,10 @@ def started_times(records: Sequence[Record]) -> dict[int, float]:
 
 
 def row_time(record: Record, event: Any = None) -> float | None:
-    """The time a row records: a start row's (the batch made ready), a finish row's (the
-    outcome; for rows written before times were, its date when it reads as one)."""
-    if record.kind is RecordKind.START or record.kind is RecordKind.FINISH:
+    """The time a row records: a start row's (the batch made ready), a decide row's (the
+    verdict), a finish row's (the outcome; for rows written before times were, its date
+    when it reads as one)."""
+    if record.kind in _TIMED_ROWS:
         data = _object(record.data)
         if isinstance(data.get("t"), (int, float)):
             return float(data["t"])
