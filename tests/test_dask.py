@@ -342,7 +342,9 @@ def test_a_durable_run_on_the_cluster_resumes(cluster: Any, tmp_path: pathlib.Pa
             journal, "r", client=client, activities=acts.ACTIVITIES, on_event=events.append))
     assert result.status == "completed"
     assert events[0]["resumed"] is True and events[-1]["status"] == "completed"
-    assert [e["call"] for e in events if e["type"] == "call_finished"] == [1]
+    finished = [(e["call"], e.get("replayed", False)) for e in events
+                if e["type"] == "call_finished"]
+    assert finished == [(0, True), (1, False)]  # call 0 retold from the journal, 1 run
     assert result.context.value("s", ("b",)) == {"waited": 2}
     starts = log.read_text().splitlines()
     assert len(starts) == 3 and starts[1].split()[1] == starts[2].split()[1] == "r//0/1/"
