@@ -39,7 +39,7 @@ class _Reached(BaseException):  # noqa: N818 - a signal: the journal holds no mo
 class _Unasked:
     """The LLM, activities and hooks of a replay that may ask none of them."""
 
-    model = "not recorded"  # a journal does not record the model
+    model = ""  # a journal does not record the model (the report says "not recorded")
 
     async def solve(self, request: Any) -> Reply:
         raise _Reached

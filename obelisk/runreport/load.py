@@ -34,8 +34,21 @@ def load_events(source: str, run_id: str | None = None) -> list[dict[str, Any]]:
             whole = None
         if isinstance(whole, dict) and "type" not in whole and (
                 "calls" in whole or isinstance(whole.get("ticks"), list)):
-            return from_report(whole)
+            return _from_json_report(source, whole)
     return _from_lines(source, text)
+
+
+def _from_json_report(source: str, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``--json`` report's events, each checked as an events file's are."""
+    events, checkers = from_report(report), _checkers()
+    for event in events:
+        problem = _problem(event, checkers)
+        if problem is not None:
+            call = f"call {event['call']}: " if "call" in event else ""
+            tick = f"tick {event['tick']}: " if "tick" in event else ""
+            raise InputError(f"{source}: not a --json report obelisk wrote: {tick}{call}"
+                             f"{problem}")
+    return events
 
 
 def is_journal(source: str) -> bool:
@@ -52,7 +65,10 @@ def _is_sqlite(source: str) -> bool:
 
 
 def _from_lines(source: str, text: str) -> list[dict[str, Any]]:
+    """The events of an events file, each checked against its kind's schema (a file that
+    is not one says where and what is wrong, rather than failing later, half drawn)."""
     events: list[dict[str, Any]] = []
+    checkers = _checkers()
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -63,10 +79,62 @@ def _from_lines(source: str, text: str) -> list[dict[str, Any]]:
                              "give an events file written by --events") from None
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise InputError(f"{source}:{number}: not an event (an object with a \"type\")")
+        if event["type"] not in checkers:  # (a newer obelisk's kind of event: left out)
+            continue
+        problem = _problem(event, checkers)
+        if problem is not None:
+            raise InputError(f"{source}:{number}: {problem}: give an events file written "
+                             "by --events (its schema: obelisk.event_schema())")
         events.append(event)
     if not events:
         raise InputError(f"{source}: no events in it")
     return events
+
+
+def _problem(event: dict[str, Any], checkers: dict[str, Any]) -> str | None:
+    """What is wrong with ``event`` by its kind's schema, and where (a JSON Pointer)."""
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+
+    checker = checkers.get(event.get("type"))  # type: ignore[arg-type]
+    if checker is None:
+        return f"an event of unknown type {event.get('type')!r}"
+    found = best_match(checker.iter_errors(event))
+    if found is None:
+        return None
+    where = "".join(f"/{part}" for part in found.absolute_path) or "/"
+    return f"{event['type']} event, at {where}: {found.message}"
+
+
+def _checkers() -> dict[str, Any]:
+    """A validator of each kind of event, from the schema the package ships, checking the
+    fields an event has (a field left out is drawn as unknown: a hand-made file or a
+    ``--json`` report's outcomes are partial; a field of the wrong type, or an event that
+    does not say which call or tick it is about, is an error)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    from obelisk.interpreters.stream import event_schema
+
+    defs = _optional(event_schema()["$defs"])
+    return {kind: Draft202012Validator({"$ref": f"#/$defs/{kind}", "$defs": defs})
+            for kind in defs}
+
+
+#: The fields that say which call or tick an event is about: required where the schema
+#: requires them (the others may be left out).
+_IDENTITY = frozenset({"call", "node", "tick"})
+
+
+def _optional(schema: Any) -> Any:
+    """``schema`` with no field required but those of :data:`_IDENTITY`, at any depth."""
+    if isinstance(schema, dict):
+        found = {k: _optional(v) for k, v in schema.items() if k != "required"}
+        kept = [f for f in schema.get("required", ()) if f in _IDENTITY]
+        if kept:
+            found["required"] = kept
+        return found
+    if isinstance(schema, list):
+        return [_optional(v) for v in schema]
+    return schema
 
 
 def _from_journal(source: str, run_id: str | None) -> list[dict[str, Any]]:

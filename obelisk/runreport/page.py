@@ -103,8 +103,9 @@ def _call_data(call: CallView, start: float | None) -> dict[str, Any]:
 
 
 def _tick_data(tick: TickView, start: float | None) -> dict[str, Any]:
-    rows = [["model", tick.model], ["request size", f"{tick.size} characters"],
-            ["tokens", f"{tick.input_tokens} in, {tick.output_tokens} out"],
+    rows = [["model", tick.model or "not recorded"],
+            ["request size", f"{tick.size:,} characters"],
+            ["tokens", f"{tick.input_tokens:,} in, {tick.output_tokens:,} out"],
             ["asked", _seconds(tick.asked, start)], ["answered", _seconds(tick.answered, start)]]
     if tick.reviewed is not None:
         rows += [["plan review", tick.review],
@@ -133,8 +134,9 @@ def _summary(view: RunView) -> str:
             ("critical path", " → ".join(c.label for c in path[:12])
              + (" …" if len(path) > 12 else "") + f" ({spent:.3g} s running)" if path else "-")]
     if view.kind == "agent" or view.input_tokens:
-        rows.append(("tokens", f"{view.input_tokens} in, {view.output_tokens} out"
-                               f" over {len(view.ticks)} ticks"))
+        ticks = len(view.ticks)
+        rows.append(("tokens", f"{view.input_tokens:,} in, {view.output_tokens:,} out"
+                               f" over {ticks} tick{'' if ticks == 1 else 's'}"))
     if view.run:
         rows.append(("run", view.run))
     return "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>" for k, v in rows)

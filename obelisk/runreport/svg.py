@@ -151,7 +151,8 @@ def _rows(view: RunView) -> list[tuple[str, str, list[Bar]]]:
     for tick in ticks:
         info = view.ticks.get(tick) if tick is not None else None
         if info is not None and info.asked is not None:
-            rows.append((f"tick {tick}: LLM {info.model}", f"tick:{tick}",
+            named = f"LLM {info.model}" if info.model else "LLM request"  # (a journal's:
+            rows.append((f"tick {tick}: {named}", f"tick:{tick}",       # no model kept)
                          [(info.asked, (info.answered or info.asked) - info.asked, "llm")]))
         if info is not None and info.reviewed is not None:
             begun = info.review_asked if info.review_asked is not None else info.reviewed
