@@ -43,11 +43,17 @@ events = st.lists(st.builds(lambda kind, fields: {"type": kind, **fields},
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events)
 def test_any_events_file_is_drawn_or_refused_as_bad_input(found: list[dict[str, Any]]) -> None:
+    drawn_or_refused("e.jsonl", "".join(json.dumps(e) + "\n" for e in found))
+
+
+def drawn_or_refused(name: str, text: str) -> None:
+    """A file ``name`` holding ``text``: ``obelisk report`` draws it, or refuses it as bad
+    input naming the file; anything else fails the test."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        path = pathlib.Path(folder) / "e.jsonl"
-        path.write_text("".join(json.dumps(e) + "\n" for e in found), encoding="utf-8")
+        path = pathlib.Path(folder) / name
+        path.write_text(text, encoding="utf-8")
         try:
             loaded = load_events(str(path))
         except InputError as exc:
@@ -71,17 +77,7 @@ reports = st.one_of(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reports)
 def test_any_json_report_is_drawn_or_refused_as_bad_input(report: dict[str, Any]) -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = pathlib.Path(folder) / "r.json"
-        path.write_text(json.dumps(report), encoding="utf-8")
-        try:
-            loaded = load_events(str(path))
-        except InputError as exc:
-            assert str(path) in str(exc)
-            return
-        assert "<html" in render_page(loaded, "hostile")
+    drawn_or_refused("r.json", json.dumps(report))
 
 
 @pytest.mark.parametrize(("lines", "said"), [
