@@ -205,9 +205,7 @@ class PlanFollower:
     def batch(self) -> list[int]:
         """The started calls not told ``call_ready`` yet (a loop that tells only the first
         of a batch: the streamed tick's journal)."""
-        replayed = self.folding.replayed
-        started = (*replayed.undecided, *replayed.running)
-        return [i.node for i in started if i.node not in self.readied]
+        return [i.node for i in self.folding.under_way() if i.node not in self.readied]
 
     def started(self, invocation: Invocation) -> dict[str, Any]:
         """``call_started``: the call's activity is about to run."""

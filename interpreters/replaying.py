@@ -8,7 +8,7 @@ the events (outcomes, dates, verdicts); nothing is invoked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from attrs import frozen
 
@@ -96,11 +96,11 @@ def replay_more(replayed: Replayed, events: Iterable[RunEvent], *,
 def _replayed(state: RunState, events: Iterable[RunEvent], approvals: bool,
               undecided_before: Iterable[Invocation] = (),
               running_before: Iterable[Invocation] = ()) -> Replayed:
-    undecided = {invocation.node: invocation for invocation in undecided_before}
-    running = {invocation.node: invocation for invocation in running_before}
+    folding = Folding(Replayed(state, tuple(undecided_before), tuple(running_before)),
+                      approvals=approvals)
     for event in events:
-        state = _step(state, event, approvals, undecided, running)
-    return Replayed(state, tuple(undecided.values()), tuple(running.values()))
+        folding.more(event)
+    return folding.replayed
 
 
 def _step(state: RunState, event: RunEvent, approvals: bool,
@@ -156,6 +156,12 @@ class Folding:
     def started(self, node: int) -> Invocation | None:
         """``node``'s invocation while it waits for its approval or runs, else None."""
         return self._running.get(node) or self._undecided.get(node)
+
+    def under_way(self) -> Iterator[Invocation]:
+        """The calls waiting for their approval, then those running (each in the order
+        it started), without copying them."""
+        yield from self._undecided.values()
+        yield from self._running.values()
 
     @property
     def replayed(self) -> Replayed:
